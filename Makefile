@@ -1,0 +1,51 @@
+# Two commands do everything on a fresh machine with Python 3.11+:
+#   make demo   run squarepeg and runpod-deploy end to end on the embedded sandboxes
+#   make test   install, then run every check (pytest, ruff, mypy, import-linter)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-deps
+
+.PHONY: demo test check lint typecheck imports pytest install bench clean
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -q '.[dev]'
+	touch $(STAMP)
+
+# A regular (non-editable) install, so tests and mypy see exactly what users get.
+install: $(STAMP)
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
+
+demo: install
+	$(BIN)/python -m pegboard.app.demo
+
+test: install
+	$(BIN)/python -m pytest
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy -p pegboard
+	$(BIN)/lint-imports
+
+check: test
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: install
+	$(BIN)/mypy -p pegboard
+
+imports: install
+	$(BIN)/lint-imports
+
+pytest: install
+	$(BIN)/python -m pytest $(ARGS)
+
+bench: install
+	$(BIN)/python -m pip install -q squarepeg==0.4.1 2>/dev/null || true
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Real adapters, shipped fakes and loopback sandboxes behind the domain ports. Importing this package imports no SDK."""

@@ -1,0 +1,1 @@
+"""Use cases, the two CLIs and their dependency-injector containers (the composition roots)."""

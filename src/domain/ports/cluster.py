@@ -1,0 +1,129 @@
+"""Cluster port: the subset of the Kubernetes API that squarepeg needs, in plain dicts.
+
+Objects cross this port as the JSON the apiserver speaks (camelCase keys, plain dicts and lists),
+never as typed client models, so a dry run prints exactly what was sent or returned.
+Errors cross it as `pegboard.domain.errors.PortError` subclasses (NotFound, Conflict, Forbidden,
+Invalid, Unauthorized, Transient/Unreachable) carrying the HTTP status and the Status message.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+JsonObject = dict[str, Any]
+
+
+class ResourceKind(enum.Enum):
+    """The two kinds squarepeg creates."""
+
+    POD = "Pod"
+    JOB = "Job"
+
+
+@attrs.frozen
+class ClusterTarget:
+    """Where the cluster adapter resolved to: a kubeconfig context (or `in-cluster`) and its namespace."""
+
+    context: str
+    namespace: str | None
+
+
+@attrs.frozen
+class WatchEvent:
+    """One watch event: ADDED, MODIFIED or DELETED, with the object as the apiserver sent it."""
+
+    type: str
+    object: JsonObject
+
+
+class LogStreamDropped(Exception):
+    """The log stream broke mid-way (reset, timeout, proxy cut); the caller may reconnect."""
+
+
+@runtime_checkable
+class LogStream(Protocol):
+    """Raw log bytes of one container, chunk by chunk, as the apiserver sends them.
+
+    Iteration ends on a clean end of stream and raises LogStreamDropped on a broken one.
+    `close()` may be called from another thread to unblock a reader.
+    """
+
+    def __iter__(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Cluster(Protocol):
+    """A Kubernetes cluster, reached through kubeconfig, in-cluster config, a sandbox or a fake."""
+
+    def target(self) -> ClusterTarget:
+        """Resolve credentials and report context and namespace; raises RunnerError when it cannot."""
+        ...
+
+    def create(
+        self, manifest: Mapping[str, Any], *, namespace: str, dry_run: bool = False
+    ) -> JsonObject:
+        """Create a Pod or Job (kind taken from the manifest); returns the object the server returned."""
+        ...
+
+    def read(self, kind: ResourceKind, name: str, *, namespace: str) -> JsonObject | None:
+        """The object, or None when it does not exist."""
+        ...
+
+    def list(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> builtins.list[JsonObject]:
+        """Objects matching the selectors (filtered server-side)."""
+        ...
+
+    def watch(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout: float,
+    ) -> Iterator[WatchEvent]:
+        """Current matching objects as ADDED events, then changes, until `timeout` seconds pass.
+
+        Implementations resume from the last resourceVersion when a watch connection ends early
+        and re-list on 410 Gone, so the caller sees one continuous stream.
+        """
+        ...
+
+    def stream_logs(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        since_time: str | None = None,
+        timestamps: bool = True,
+        follow: bool = True,
+    ) -> LogStream:
+        """Open the container's log; with timestamps each line starts with an RFC3339Nano time and a space."""
+        ...
+
+    def list_events(
+        self, *, namespace: str, involved_name: str, involved_uid: str | None = None
+    ) -> builtins.list[JsonObject]:
+        """Events about one object (by name, and uid when given)."""
+        ...
+
+    def delete(
+        self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"
+    ) -> bool:
+        """Delete; True if it was deleted, False if it was already gone. Other failures raise."""
+        ...

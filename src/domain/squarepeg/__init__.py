@@ -1,0 +1,1 @@
+"""Pure squarepeg core: config, claims, naming, quantities, volumes, manifests and run policies."""

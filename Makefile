@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-deps
 
-.PHONY: demo test check lint typecheck imports pytest install bench clean
+.PHONY: demo test check lint typecheck imports pytest install bench clean dev-check
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -49,3 +49,12 @@ bench: install
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# For developers working in the tree with an editable install (`pip install -e .`): no reinstall
+# between edits; mypy reads src/ through a pegboard -> src symlink.
+dev-check:
+	$(BIN)/python -m pytest $(ARGS)
+	$(BIN)/ruff check src tests bench
+	mkdir -p .typecheck && ln -sfn ../src .typecheck/pegboard
+	MYPYPATH=.typecheck $(BIN)/mypy -p pegboard
+	$(BIN)/lint-imports

@@ -111,7 +111,9 @@ def _record_lines(
     for key_node, value_node in node.value:
         if key_node.tag == _MERGE_TAG:
             # `<<: *anchor` keys may be overridden by explicit keys; record them after these.
-            merged.extend(value_node.value if isinstance(value_node, SequenceNode) else [value_node])
+            merged.extend(
+                value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            )
             continue
         key = _key_of(loader, key_node, path, source)
         line = key_node.start_mark.line + 1

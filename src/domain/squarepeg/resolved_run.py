@@ -18,7 +18,9 @@ class OutputSettings:
     """How squarepeg talks on stderr."""
 
     quiet: bool = False
-    color: bool | None = None  # None: decide from NO_COLOR / FORCE_COLOR / isatty (--no-color -> False)
+    color: bool | None = (
+        None  # None: decide from NO_COLOR / FORCE_COLOR / isatty (--no-color -> False)
+    )
 
 
 @attrs.frozen

@@ -64,7 +64,9 @@ def not_found(kind_plural: str, name: str, group: str = "") -> ApiError:
     return ApiError(
         404,
         f'{resource} "{name}" not found',
-        details={"name": name, "group": group, "kind": kind_plural} if group else {"name": name, "kind": kind_plural},
+        details={"name": name, "group": group, "kind": kind_plural}
+        if group
+        else {"name": name, "kind": kind_plural},
     )
 
 

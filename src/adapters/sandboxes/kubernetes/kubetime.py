@@ -32,7 +32,9 @@ def parse_rfc3339(text: str) -> int:
     if not match:
         raise ValueError(f"not an RFC 3339 time: {text!r}")
     year, month, day, hour, minute, second, frac, zone = match.groups()
-    base = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC)
+    base = datetime(
+        int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC
+    )
     offset = 0
     if zone not in ("Z", "z"):
         sign = 1 if zone[0] == "+" else -1

@@ -11,7 +11,9 @@ from .errors import ApiError
 Predicate = Callable[[Mapping[str, Any]], bool]
 
 _SET_REQ = re.compile(r"^\s*(?P<key>[^\s!=<>(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^)]*)\)\s*$")
-_EQ_REQ = re.compile(r"^\s*(?P<key>[^\s!=<>(),]+)\s*(?P<op>==|=|!=|<|>)\s*(?P<value>[^\s!=<>(),]*)\s*$")
+_EQ_REQ = re.compile(
+    r"^\s*(?P<key>[^\s!=<>(),]+)\s*(?P<op>==|=|!=|<|>)\s*(?P<value>[^\s!=<>(),]*)\s*$"
+)
 _EXISTS_REQ = re.compile(r"^\s*(?P<neg>!?)\s*(?P<key>[^\s!=<>(),]+)\s*$")
 
 
@@ -52,8 +54,12 @@ def _label_requirement(text: str) -> Callable[[Mapping[str, str]], bool]:
         except ValueError:
             raise ApiError(400, f"unable to parse requirement: {text.strip()!r}") from None
         if op == ">":
-            return lambda labels: _int_or_none(labels.get(key)) is not None and _int(labels, key) > bound
-        return lambda labels: _int_or_none(labels.get(key)) is not None and _int(labels, key) < bound
+            return lambda labels: (
+                _int_or_none(labels.get(key)) is not None and _int(labels, key) > bound
+            )
+        return lambda labels: (
+            _int_or_none(labels.get(key)) is not None and _int(labels, key) < bound
+        )
     if match := _EXISTS_REQ.match(text):
         key = match["key"]
         if match["neg"]:

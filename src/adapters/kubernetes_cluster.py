@@ -1,0 +1,514 @@
+"""KubernetesCluster: the Cluster port over the official client's HTTP layer, objects kept raw.
+
+One ApiClient (one urllib3 pool) per adapter. Requests go through the client's own serialisation,
+auth and TLS; responses are read unparsed (`_preload_content=False` style) and decoded with
+`json.loads`, so objects are exactly the apiserver's dicts: no typed-model round trip, no
+pydantic validation on the hot path. `kubernetes` is imported on first use, never at import.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pegboard.domain.errors import NotFound, PortError, Transient
+from pegboard.domain.ports.cluster import (
+    ClusterTarget,
+    JsonObject,
+    LogStreamDropped,
+    ResourceKind,
+    WatchEvent,
+)
+
+from .kubernetes_credentials import SERVICE_ACCOUNT_DIR, resolve_credentials
+from .kubernetes_errors import (
+    Gone,
+    error_for_status,
+    error_for_transport,
+    status_message,
+    transport_reason,
+)
+
+_API = {
+    ResourceKind.POD: ("/api/v1", "pods", "v1"),
+    ResourceKind.JOB: ("/apis/batch/v1", "jobs", "batch/v1"),
+}
+_KIND_BY_NAME = {kind.value: kind for kind in ResourceKind}
+WATCH_READ_SLACK = 5.0  # client read timeout above the server's timeoutSeconds
+MAX_EARLY_WATCH_ENDS = 5
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """What a broken connection raises out of urllib3 and http.client (never ApiException)."""
+    import http.client
+
+    import urllib3.exceptions as u3
+
+    return (u3.HTTPError, http.client.HTTPException, OSError)
+
+
+class KubernetesLogStream:
+    """Raw log chunks of one follow (or plain) request; close() from any thread unblocks it."""
+
+    def __init__(self, response: Any, *, description: str) -> None:
+        self._response = response
+        self._description = description
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[bytes]:
+        response = self._response
+        broken: tuple[type[BaseException], ...] = (*_transport_errors(), ValueError, AttributeError)
+        try:
+            if response.chunked and response.supports_chunked_reads():
+                chunks = response.read_chunked(decode_content=False)
+            else:
+                chunks = response.stream(64 * 1024, decode_content=False)
+            for chunk in chunks:
+                if chunk:
+                    yield chunk
+        except broken as exc:
+            if self._closed:  # close() broke the read on purpose
+                return
+            reason = transport_reason(exc)
+            raise LogStreamDropped(f"log stream of {self._description} dropped: {reason}") from exc
+        finally:
+            self._finish()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        shutdown = getattr(self._response, "shutdown", None)
+        try:
+            if shutdown is not None:
+                shutdown()  # urllib3 >= 2.3: wakes a reader blocked in another thread
+            self._response.close()
+        except Exception:  # closing a broken connection may itself fail; nothing to report
+            pass
+
+    def _finish(self) -> None:
+        try:
+            self._response.close()
+            self._response.release_conn()
+        except Exception:
+            pass
+
+
+class KubernetesCluster:
+    """The Cluster port against a real apiserver (or the sandbox), credentials as kubectl does."""
+
+    def __init__(
+        self,
+        *,
+        context: str | None = None,
+        env: Mapping[str, str] | None = None,
+        home: Path | None = None,
+        service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+        lenient_tls: bool = False,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        log_read_timeout: float = 600.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._context = context
+        self._env = dict(os.environ if env is None else env)
+        self._home = home if home is not None else Path.home()
+        self._service_account_dir = service_account_dir
+        self._lenient_tls = lenient_tls
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        # A silent container holds a follow open; past this the stream counts as dropped.
+        self._log_read_timeout = log_read_timeout
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._api: Any = None
+        self._target: ClusterTarget | None = None
+        self._host = ""
+
+    # ------------------------------------------------------------------ connection
+
+    def _client(self) -> Any:
+        with self._lock:
+            if self._api is None:
+                credentials = resolve_credentials(
+                    context=self._context,
+                    env=self._env,
+                    home=self._home,
+                    service_account_dir=self._service_account_dir,
+                )
+                self._api = self._build_client(credentials.configuration)
+                self._target = credentials.target
+                self._host = credentials.configuration.host
+            return self._api
+
+    def _build_client(self, configuration: Any) -> Any:
+        from kubernetes.client import ApiClient
+
+        # urllib3's own retries would hide errors and multiply latency; callers own retry policy.
+        configuration.retries = False
+        try:
+            from kubernetes.utils.keepalive import tcp_keepalive_socket_options
+
+            # Keepalive probes notice a half-open watch or follow; the list keeps TCP_NODELAY.
+            configuration.socket_options = tcp_keepalive_socket_options()
+        except ImportError:  # older clients: urllib3's defaults (TCP_NODELAY) stay
+            pass
+        api = ApiClient(configuration)
+        if self._lenient_tls:
+            api.rest_client.pool_manager.connection_pool_kw["ssl_context"] = _lenient_context(
+                configuration
+            )
+        return api
+
+    def close(self) -> None:
+        """Close the connection pool (the adapter reconnects if used again)."""
+        with self._lock:
+            if self._api is not None:
+                self._api.rest_client.close()
+
+    def target(self) -> ClusterTarget:
+        self._client()
+        assert self._target is not None
+        return self._target
+
+    # ------------------------------------------------------------------ HTTP plumbing
+
+    def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: builtins.list[tuple[str, Any]] | None = None,
+        body: Mapping[str, Any] | None = None,
+        timeout: tuple[float, float] | None = None,
+    ) -> Any:
+        """Send one request; a 2xx urllib3 response (unread), or the mapped PortError."""
+        from kubernetes.client.exceptions import ApiException
+
+        api = self._client()
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            request = api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=query or [],
+                header_params=headers,
+                body=dict(body) if body is not None else None,
+                auth_settings=["BearerToken"],
+            )
+            response = api.call_api(
+                *request,
+                _request_timeout=timeout or (self._connect_timeout, self._read_timeout),
+            ).response
+        except ApiException as exc:  # the REST layer wraps TLS failures as status 0
+            if not exc.status:
+                raise error_for_transport(exc, host=self._host) from exc
+            message = status_message(exc.body, exc.reason or f"HTTP {exc.status}")
+            raise error_for_status(exc.status, message) from exc
+        except _transport_errors() as exc:
+            raise error_for_transport(exc, host=self._host) from exc
+        if not 200 <= response.status < 300:
+            try:
+                data = response.data
+            except _transport_errors():
+                data = b""
+            finally:
+                response.release_conn()
+            raise error_for_status(
+                response.status, status_message(data, response.reason or f"HTTP {response.status}")
+            )
+        return response
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> JsonObject:
+        response = self._open(method, path, **kwargs)
+        try:
+            data = response.data
+        except _transport_errors() as exc:
+            raise error_for_transport(exc, host=self._host) from exc
+        finally:
+            response.release_conn()
+        try:
+            result = json.loads(data)
+        except ValueError as exc:
+            raise Transient(f"the Kubernetes API sent a non-JSON answer for {path}") from exc
+        if not isinstance(result, dict):
+            raise Transient(f"the Kubernetes API sent an unexpected answer for {path}")
+        return result
+
+    @staticmethod
+    def _path(kind: ResourceKind, namespace: str, name: str | None = None) -> str:
+        prefix, plural, _ = _API[kind]
+        path = f"{prefix}/namespaces/{quote(namespace, safe='')}/{plural}"
+        return f"{path}/{quote(name, safe='')}" if name is not None else path
+
+    @staticmethod
+    def _selectors(label: str | None, field: str | None) -> builtins.list[tuple[str, Any]]:
+        query: builtins.list[tuple[str, Any]] = []
+        if label:
+            query.append(("labelSelector", label))
+        if field:
+            query.append(("fieldSelector", field))
+        return query
+
+    # ------------------------------------------------------------------ the Cluster port
+
+    def create(
+        self, manifest: Mapping[str, Any], *, namespace: str, dry_run: bool = False
+    ) -> JsonObject:
+        kind = _KIND_BY_NAME.get(str(manifest.get("kind")))
+        if kind is None:
+            raise PortError(f"cannot create kind {manifest.get('kind')!r}: only Pod and Job")
+        query = [("dryRun", "All")] if dry_run else []
+        return self._json("POST", self._path(kind, namespace), query=query, body=manifest)
+
+    def read(self, kind: ResourceKind, name: str, *, namespace: str) -> JsonObject | None:
+        try:
+            return self._json("GET", self._path(kind, namespace, name))
+        except NotFound:
+            return None
+
+    def _list(
+        self,
+        kind: ResourceKind,
+        namespace: str,
+        label_selector: str | None,
+        field_selector: str | None,
+    ) -> tuple[builtins.list[JsonObject], str]:
+        query = self._selectors(label_selector, field_selector)
+        result = self._json("GET", self._path(kind, namespace), query=query)
+        _, _, api_version = _API[kind]
+        items = result.get("items") or []
+        for item in items:  # list items come without kind/apiVersion; give them the watch's shape
+            item.setdefault("kind", kind.value)
+            item.setdefault("apiVersion", api_version)
+        return items, str((result.get("metadata") or {}).get("resourceVersion", ""))
+
+    def list(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> builtins.list[JsonObject]:
+        return self._list(kind, namespace, label_selector, field_selector)[0]
+
+    def watch(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout: float,
+    ) -> Iterator[WatchEvent]:
+        deadline = self._monotonic() + timeout
+        items, version = self._list(kind, namespace, label_selector, field_selector)
+        return self._watch(
+            kind,
+            namespace,
+            self._selectors(label_selector, field_selector),
+            items,
+            version,
+            deadline,
+        )
+
+    def _watch(
+        self,
+        kind: ResourceKind,
+        namespace: str,
+        selectors: builtins.list[tuple[str, Any]],
+        items: builtins.list[JsonObject],
+        version: str,
+        deadline: float,
+    ) -> Iterator[WatchEvent]:
+        known: dict[str, JsonObject] = {}
+        for item in items:
+            known[item["metadata"]["uid"]] = item
+            yield WatchEvent("ADDED", item)
+        early_ends = 0  # connections in a row that ended early with nothing: bound the re-watching
+        while True:
+            remaining = deadline - self._monotonic()
+            if remaining <= 0:
+                return
+            delivered = False
+            try:
+                for event in self._watch_once(kind, namespace, selectors, version, remaining):
+                    delivered = True
+                    if event.type == "BOOKMARK":
+                        version = event.object["metadata"]["resourceVersion"]
+                        continue
+                    meta = event.object["metadata"]
+                    version = meta.get("resourceVersion", version)
+                    if event.type == "DELETED":
+                        known.pop(meta.get("uid", ""), None)
+                    else:
+                        known[meta.get("uid", "")] = event.object
+                    yield event
+                    if self._monotonic() >= deadline:
+                        return
+            except Gone:
+                # Too old to resume: list again and replay what changed meanwhile.
+                fresh, version = self._list(kind, namespace, *_selector_values(selectors))
+                fresh_uids = {item["metadata"]["uid"] for item in fresh}
+                for uid, old in builtins.list(known.items()):
+                    if uid not in fresh_uids:
+                        del known[uid]
+                        yield WatchEvent("DELETED", old)
+                for item in fresh:
+                    uid = item["metadata"]["uid"]
+                    seen = known.get(uid)
+                    known[uid] = item
+                    if seen is None:
+                        yield WatchEvent("ADDED", item)
+                    elif seen["metadata"].get("resourceVersion") != item["metadata"].get(
+                        "resourceVersion"
+                    ):
+                        yield WatchEvent("MODIFIED", item)
+            except _WatchBroke:
+                pass  # the connection broke: resume from the last resourceVersion
+            early_ends = 0 if delivered else early_ends + 1
+            if early_ends > MAX_EARLY_WATCH_ENDS and deadline - self._monotonic() > 1:
+                raise Transient(
+                    f"the watch on {kind.value}s in {namespace} keeps ending early at {self._host}"
+                )
+
+    def _watch_once(
+        self,
+        kind: ResourceKind,
+        namespace: str,
+        selectors: builtins.list[tuple[str, Any]],
+        version: str,
+        remaining: float,
+    ) -> Iterator[WatchEvent]:
+        server_timeout = max(1, math.ceil(remaining))
+        query = [
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", server_timeout),
+            *selectors,
+        ]
+        if version:
+            query.append(("resourceVersion", version))
+        response = self._open(
+            "GET",
+            self._path(kind, namespace),
+            query=query,
+            timeout=(self._connect_timeout, server_timeout + WATCH_READ_SLACK),
+        )
+        try:
+            for line in _json_lines(response):
+                event = json.loads(line)
+                obj = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    code = int(obj.get("code") or 500)
+                    message = status_message(json.dumps(obj), f"watch error {code}")
+                    raise error_for_status(code, message)
+                yield WatchEvent(str(event.get("type")), obj)
+        except _transport_errors() as exc:
+            raise _WatchBroke(transport_reason(exc)) from exc
+        except ValueError as exc:  # a line cut off mid-way by a broken connection
+            raise _WatchBroke(str(exc)) from exc
+        finally:
+            response.close()
+            response.release_conn()
+
+    def stream_logs(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        since_time: str | None = None,
+        timestamps: bool = True,
+        follow: bool = True,
+    ) -> KubernetesLogStream:
+        query: builtins.list[tuple[str, Any]] = [("container", container)]
+        if follow:
+            query.append(("follow", "true"))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        if since_time:
+            query.append(("sinceTime", since_time))
+        read_timeout = self._log_read_timeout if follow else self._read_timeout
+        response = self._open(
+            "GET",
+            self._path(ResourceKind.POD, namespace, pod) + "/log",
+            query=query,
+            timeout=(self._connect_timeout, read_timeout),
+        )
+        return KubernetesLogStream(response, description=f"{namespace}/{pod}/{container}")
+
+    def list_events(
+        self, *, namespace: str, involved_name: str, involved_uid: str | None = None
+    ) -> builtins.list[JsonObject]:
+        selector = f"involvedObject.name={involved_name}"
+        if involved_uid:
+            selector += f",involvedObject.uid={involved_uid}"
+        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/events"
+        result = self._json("GET", path, query=[("fieldSelector", selector)])
+        items: builtins.list[JsonObject] = result.get("items") or []
+        for item in items:
+            item.setdefault("kind", "Event")
+            item.setdefault("apiVersion", "v1")
+        return items
+
+    def delete(
+        self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"
+    ) -> bool:
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        try:
+            self._json("DELETE", self._path(kind, namespace, name), body=options)
+        except NotFound:
+            return False
+        return True
+
+
+class _WatchBroke(Exception):
+    """A watch connection ended before its deadline (reset, cut-off line)."""
+
+
+def _selector_values(selectors: builtins.list[tuple[str, Any]]) -> tuple[str | None, str | None]:
+    values = dict(selectors)
+    return values.get("labelSelector"), values.get("fieldSelector")
+
+
+def _json_lines(response: Any) -> Iterator[bytes]:
+    """Newline-delimited JSON from a chunked (or plain) streaming response."""
+    if response.chunked and response.supports_chunked_reads():
+        chunks = response.read_chunked(decode_content=True)
+    else:
+        chunks = response.stream(64 * 1024, decode_content=True)
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                yield line
+    if pending.strip():
+        yield pending
+
+
+def _lenient_context(configuration: Any) -> Any:
+    """Verification as usual, minus VERIFY_X509_STRICT (Python 3.13+ rejects some cluster CAs)."""
+    import ssl
+
+    from urllib3.util.ssl_ import create_urllib3_context
+
+    verify = bool(configuration.verify_ssl)
+    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if verify else ssl.CERT_NONE)
+    context.verify_flags &= ~getattr(ssl, "VERIFY_X509_STRICT", 0)
+    return context

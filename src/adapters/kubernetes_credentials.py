@@ -1,0 +1,100 @@
+"""Cluster credentials the way kubectl finds them, then the pod's own service account.
+
+1. Kubeconfig: `$KUBECONFIG` (a path list) or `~/.kube/config`, at the explicit context or the
+   current one.
+2. In-cluster (service-account token and CA, namespace file), tried only when no context was
+   given and the kubeconfig could not be loaded at all. An explicit context never falls back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pegboard.domain.errors import RunnerError
+from pegboard.domain.ports.cluster import ClusterTarget
+
+from .kubeconfig_file import current_context, kubeconfig_paths, load_documents
+
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A ready kubernetes.client.Configuration and where it points."""
+
+    configuration: Any
+    target: ClusterTarget
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text and text[0] else type(exc).__name__
+
+
+def _from_kubeconfig(paths: list[Path], context: str | None) -> Credentials:
+    import importlib
+
+    from kubernetes.client import Configuration
+
+    kube_config: Any = importlib.import_module("kubernetes.config.kube_config")  # untyped module
+    existing = [p for p in paths if p.is_file()]
+    if not existing:
+        raise FileNotFoundError(f"no kubeconfig at {', '.join(map(str, paths))}")
+    merger = kube_config.KubeConfigMerger(":".join(str(p) for p in existing))
+    if merger.config is None:
+        raise ValueError("no configuration found")
+    # kubectl's rule for current-context (first file wins); the client's merger takes the last.
+    active = context or current_context(load_documents(existing))
+    if not active:
+        raise ValueError("no current-context is set")
+    loader = kube_config.KubeConfigLoader(config_dict=merger.config, active_context=active)
+    configuration = type.__call__(Configuration)  # a fresh one, not a copy of the global default
+    loader.load_and_set(configuration)
+    body = loader.current_context["context"]  # a dict or the client's ConfigNode
+    namespace = body.get("namespace") if isinstance(body, dict) else body.safe_get("namespace")
+    return Credentials(configuration, ClusterTarget(active, namespace or None))
+
+
+def _from_service_account(env: Mapping[str, str], directory: Path) -> Credentials:
+    import importlib
+
+    from kubernetes.client import Configuration
+
+    incluster: Any = importlib.import_module("kubernetes.config.incluster_config")
+    configuration = type.__call__(Configuration)
+    incluster.InClusterConfigLoader(
+        token_filename=str(directory / "token"),
+        cert_filename=str(directory / "ca.crt"),
+        environ=env,
+    ).load_and_set(configuration)
+    namespace_file = directory / "namespace"
+    namespace = namespace_file.read_text().strip() if namespace_file.is_file() else ""
+    return Credentials(configuration, ClusterTarget("in-cluster", namespace or None))
+
+
+def resolve_credentials(
+    *,
+    context: str | None,
+    env: Mapping[str, str],
+    home: Path,
+    service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+) -> Credentials:
+    """Kubeconfig first, in-cluster as the fallback; RunnerError with the reason(s) otherwise."""
+    paths = kubeconfig_paths(env, home)
+    try:
+        return _from_kubeconfig(paths, context)
+    except Exception as exc:  # the client raises ConfigException, OSError, yaml and key errors
+        kubeconfig_reason = _one_line(exc)
+        if context is not None:
+            raise RunnerError(
+                f"could not load kubeconfig context '{context}': {kubeconfig_reason}"
+            ) from exc
+    try:
+        return _from_service_account(env, service_account_dir)
+    except Exception as exc:
+        raise RunnerError(
+            f"no cluster credentials: kubeconfig: {kubeconfig_reason}; in-cluster: {_one_line(exc)}"
+        ) from exc

@@ -1,0 +1,93 @@
+"""Kubernetes API failures as PortErrors: HTTP statuses by class, transport errors by kind.
+
+Only the Status `message` (or 256 characters of a non-Status body) travels on, so a response
+that echoes a manifest or a token never ends up in a terminal or a log.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pegboard.domain.errors import (
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    PortError,
+    Transient,
+    Unauthorized,
+    Unreachable,
+)
+
+_BY_STATUS: dict[int, type[PortError]] = {
+    400: Invalid,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    422: Invalid,
+}
+
+
+class Gone(Transient):
+    """410: the resourceVersion is too old to watch from; list again."""
+
+
+def status_message(body: bytes | str | None, fallback: str) -> str:
+    """The Status message of an error body, else a short, single-line excerpt of it."""
+    if not body:
+        return fallback
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("kind") == "Status" and data.get("message"):
+        return one_line(str(data["message"]))
+    return one_line(text[:256]) or fallback
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def error_for_status(status: int, message: str) -> PortError:
+    """The PortError class for an HTTP status (5xx and 429 are worth retrying)."""
+    if status == 410:
+        return Gone(message, status=status)
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        cls = Transient if status == 429 or status >= 500 else PortError
+    return cls(message, status=status)
+
+
+def transport_reason(exc: BaseException) -> str:
+    """A one-line reason, without urllib3's `<HTTPConnection object at 0x..>:` preamble."""
+    reason = getattr(exc, "reason", None)  # MaxRetryError wraps the real cause
+    if isinstance(reason, BaseException):
+        exc = reason
+    text = str(exc)
+    if text.startswith("<") and ">: " in text:
+        text = text.split(">: ", 1)[1]
+    return one_line(text) or type(exc).__name__
+
+
+def error_for_transport(exc: BaseException, *, host: str) -> PortError:
+    """Unreachable for refused/DNS/TLS/connect timeouts, Transient for breaks and read timeouts."""
+    import urllib3.exceptions as u3
+
+    cause = exc.reason if isinstance(exc, u3.MaxRetryError) and exc.reason else exc
+    reason = transport_reason(cause)
+    if isinstance(cause, u3.ReadTimeoutError | TimeoutError):
+        return Transient(f"timed out waiting for the Kubernetes API at {host}: {reason}")
+    unreachable = (
+        u3.NewConnectionError,
+        u3.ConnectTimeoutError,
+        u3.SSLError,
+        u3.NameResolutionError,
+        ConnectionRefusedError,
+    )
+    if isinstance(cause, unreachable):
+        return Unreachable(f"cannot reach the Kubernetes API at {host}: {reason}")
+    return Transient(f"connection to the Kubernetes API at {host} failed: {reason}")

@@ -1,0 +1,175 @@
+"""LocalGpuCloud: the GpuCloud port with "pods" that are directories on this machine.
+
+provider "local". Every requested GPU is reported in stock in every requested datacenter (this
+machine stands in for whatever the config asks for), at price 0.0. A pod is ready as soon as it
+is created; its shell and file sync are LocalShell and LocalFileSync on the same directory.
+Lifecycle actions: stop kills the pod's detached processes and keeps its directory (EXITED),
+resume marks it RUNNING again, terminate kills them and removes the directory.
+See LocalPodPaths for the layout and the path mapping.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pegboard.adapters.local_pod_paths import LocalPodPaths
+from pegboard.adapters.local_shell import kill_process_group
+from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.ports.gpu_cloud import (
+    POD_EXITED,
+    POD_RUNNING,
+    GpuStock,
+    PodHandle,
+    PodRequest,
+    PodStatus,
+    SshEndpoint,
+)
+
+logger = logging.getLogger(__name__)
+
+LOCAL_PROVIDER = "local"
+
+
+class LocalGpuCloud:
+    """Pods as directories under `pods_root`."""
+
+    def __init__(self, pods_root: Path, *, new_id: Callable[[], str] | None = None) -> None:
+        self._root = Path(pods_root)
+        self._new_id = new_id or (lambda: "local-" + secrets.token_hex(6))
+
+    @property
+    def provider(self) -> str:
+        return LOCAL_PROVIDER
+
+    @property
+    def pods_root(self) -> Path:
+        return self._root
+
+    def paths(self, pod_id: str) -> LocalPodPaths:
+        """The pod's directories (the container builds the pod's shell and file sync on them)."""
+        meta = self._read(pod_id)
+        return LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
+
+    def gpu_availability(
+        self, *, gpu_ids: Sequence[str], datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        return [GpuStock(gpu, dc, "high") for dc in datacenter_ids for gpu in gpu_ids]
+
+    def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
+        return {}
+
+    def create_pod(self, request: PodRequest) -> PodHandle:
+        pod_id = self._new_id()
+        paths = LocalPodPaths(self._root, pod_id, request.volume_mount)
+        try:
+            paths.workspace.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise PortError(f"local pod directory already exists: {paths.pod_dir}") from None
+        except OSError as exc:
+            raise PortError(f"cannot create {paths.pod_dir}: {exc.strerror or exc}") from None
+        self._write(
+            paths,
+            {
+                "pod_id": pod_id,
+                "name": request.name,
+                "desired_status": POD_RUNNING,
+                "gpu_id": request.gpu_id,
+                "gpu_count": request.gpu_count,
+                "datacenter_id": request.datacenter_id,
+                "image": request.image,
+                "volume_mount": request.volume_mount,
+                "volume_gb": request.volume_gb,
+                "created_at": time.time(),
+            },
+        )
+        return PodHandle(pod_id=pod_id, name=request.name)
+
+    def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
+        if not self._root.is_dir():
+            return []
+        found = []
+        for entry in sorted(self._root.iterdir()):
+            try:
+                status = self.get_pod(entry.name)
+            except NotFound:
+                continue
+            if status.name == name:
+                found.append(status)
+        return found
+
+    def get_pod(self, pod_id: str) -> PodStatus:
+        meta = self._read(pod_id)
+        paths = LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
+        running = meta.get("desired_status") == POD_RUNNING
+        return PodStatus(
+            pod_id=pod_id,
+            name=str(meta.get("name", "")),
+            desired_status=str(meta.get("desired_status", POD_EXITED)),
+            gpu_id=meta.get("gpu_id"),
+            datacenter_id=meta.get("datacenter_id"),
+            image=meta.get("image"),
+            ssh=SshEndpoint(host="localhost", port=0, user=LOCAL_PROVIDER) if running else None,
+            cost_per_hour_usd=0.0,
+            workspace_root=str(paths.workspace),
+            volume_gb=meta.get("volume_gb"),
+        )
+
+    def stop_pod(self, pod_id: str) -> None:
+        meta = self._read(pod_id)
+        paths = LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
+        _kill_pod_processes(paths)
+        meta["desired_status"] = POD_EXITED
+        self._write(paths, meta)
+
+    def resume_pod(self, pod_id: str, *, gpu_count: int = 1) -> None:
+        meta = self._read(pod_id)
+        paths = LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
+        meta["desired_status"] = POD_RUNNING
+        self._write(paths, meta)
+
+    def terminate_pod(self, pod_id: str) -> None:
+        paths = LocalPodPaths(self._root, pod_id)
+        if not paths.pod_dir.exists():
+            return
+        _kill_pod_processes(paths)
+        try:
+            shutil.rmtree(paths.pod_dir)
+        except OSError as exc:
+            raise PortError(f"cannot remove {paths.pod_dir}: {exc.strerror or exc}") from None
+
+    def _read(self, pod_id: str) -> dict[str, Any]:
+        if not pod_id or "/" in pod_id or pod_id in {".", ".."}:
+            raise NotFound(f"no local pod {pod_id!r}")
+        path = LocalPodPaths(self._root, pod_id).meta_file
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise NotFound(f"no local pod {pod_id!r} under {self._root}") from None
+        except (OSError, ValueError) as exc:
+            raise PortError(f"unreadable local pod record {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise PortError(f"unreadable local pod record {path}")
+        return data
+
+    def _write(self, paths: LocalPodPaths, meta: dict[str, Any]) -> None:
+        tmp = paths.meta_file.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+        os.replace(tmp, paths.meta_file)
+
+
+def _kill_pod_processes(paths: LocalPodPaths) -> None:
+    if not paths.procs_dir.is_dir():
+        return
+    for entry in paths.procs_dir.iterdir():
+        if entry.name.isdigit():
+            kill_process_group(int(entry.name))
+        entry.unlink(missing_ok=True)

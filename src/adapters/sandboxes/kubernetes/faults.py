@@ -1,0 +1,168 @@
+"""Fault injection knobs, settable in-process (attributes) or over HTTP (`/sandbox/faults`).
+
+Pod-level knobs are read when the simulated kubelet picks a pod up, so set them before creating it.
+Rules (`reject`, `log_drop`) are consumed: each fires `times` times, then disappears.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class RejectRule:
+    """Answer the next request(s) whose method and path match with `status` (a Status body)."""
+
+    method: str  # regex, full match, case-insensitive: "POST", "DELETE|PATCH", ".*"
+    path: str  # regex, searched in the request target including the query string
+    status: int
+    message: str = ""
+    reason: str = ""
+    times: int = 1
+
+    def matches(self, method: str, target: str) -> bool:
+        return bool(
+            re.fullmatch(self.method, method, re.IGNORECASE) and re.search(self.path, target)
+        )
+
+
+@dataclass
+class LogDrop:
+    """End the next log stream(s) of a matching pod after `after_bytes` bytes of body.
+
+    mode "abort": the TCP connection is cut mid-chunk (the client sees a broken stream);
+    mode "eof": the stream ends cleanly although the container still runs.
+    """
+
+    after_bytes: int
+    mode: str = "abort"
+    pod: str = ".*"  # regex, full match on the pod name
+    times: int = 1
+
+
+@dataclass
+class Faults:
+    """Every knob; defaults mean a healthy cluster."""
+
+    latency_ms: float = 0.0  # added before every API request
+    slow_start_seconds: float = 0.0  # scheduled pods wait this long before containers start
+    unschedulable: bool = False  # pods stay Pending with a FailedScheduling Warning event
+    image_pull_failure: str | None = None  # regex searched in the image: ErrImagePull, never runs
+    oom_kill_image: str | None = None  # regex searched in the image: the container is OOMKilled
+    oom_after_bytes: int | None = None  # OOMKill once a (matching) container wrote this many bytes
+    delete_pod_after_seconds: float | None = None  # the pod is deleted underneath after this long
+    init_container_waiting_reason: str | None = None  # first init container waits forever with it
+    reject: list[RejectRule] = field(default_factory=list)
+    log_drop: list[LogDrop] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    def reject_next(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        *,
+        message: str = "",
+        reason: str = "",
+        times: int = 1,
+    ) -> None:
+        with self._lock:
+            self.reject.append(RejectRule(method, path, status, message, reason, times))
+
+    def drop_log(
+        self, after_bytes: int, *, mode: str = "abort", pod: str = ".*", times: int = 1
+    ) -> None:
+        if mode not in ("abort", "eof"):
+            raise ValueError(f"log drop mode must be 'abort' or 'eof', not {mode!r}")
+        with self._lock:
+            self.log_drop.append(LogDrop(after_bytes, mode, pod, times))
+
+    def take_reject(self, method: str, target: str) -> RejectRule | None:
+        if not self.reject:
+            return None
+        with self._lock:
+            for rule in self.reject:
+                if rule.matches(method, target):
+                    _consume(self.reject, rule)
+                    return rule
+        return None
+
+    def take_log_drop(self, pod: str) -> LogDrop | None:
+        if not self.log_drop:
+            return None
+        with self._lock:
+            for drop in self.log_drop:
+                if re.fullmatch(drop.pod, pod):
+                    _consume(self.log_drop, drop)
+                    return drop
+        return None
+
+    # -- per-pod decisions ---------------------------------------------------------------------------
+
+    def image_pull_fails(self, image: str) -> bool:
+        return bool(self.image_pull_failure and re.search(self.image_pull_failure, image))
+
+    def oom_limit(self, image: str) -> int | None:
+        """Bytes of output after which a container of `image` is OOMKilled (0 = at once), or None."""
+        if self.oom_kill_image is not None:
+            if not re.search(self.oom_kill_image, image):
+                return None
+            return self.oom_after_bytes or 0
+        return self.oom_after_bytes
+
+    # -- (de)serialisation for the control endpoint -----------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        with self._lock:
+            return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    def update_from_json(self, data: dict[str, Any]) -> None:
+        """Set the scalar knobs given; append `reject`/`log_drop` rules. Unknown keys: ValueError."""
+        known = {f.name for f in fields(self)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown fault knobs: {sorted(unknown)}; known: {sorted(known)}")
+        for rule in data.get("reject") or ():
+            self.reject_next(
+                rule["method"],
+                rule["path"],
+                int(rule["status"]),
+                message=rule.get("message", ""),
+                reason=rule.get("reason", ""),
+                times=int(rule.get("times", 1)),
+            )
+        for rule in data.get("log_drop") or ():
+            self.drop_log(
+                int(rule["after_bytes"]),
+                mode=rule.get("mode", "abort"),
+                pod=rule.get("pod", ".*"),
+                times=int(rule.get("times", 1)),
+            )
+        for name, value in data.items():
+            if name not in ("reject", "log_drop"):
+                setattr(self, name, value)
+
+    def reset(self) -> None:
+        defaults = Faults()
+        with self._lock:
+            for f in fields(self):
+                setattr(self, f.name, getattr(defaults, f.name))
+
+
+def _consume(rules: list[Any], rule: RejectRule | LogDrop) -> None:
+    rule.times -= 1
+    if rule.times <= 0:
+        rules.remove(rule)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [asdict(item) for item in value]
+    return value

@@ -1,0 +1,660 @@
+"""A simulated kubelet: runs each container's command as a local process, no image is pulled.
+
+Per pod a daemon thread walks the real lifecycle (scheduled, pulled, created, started, terminated),
+writes schema-complete statuses and Events, and feeds the merged stdout+stderr of each process
+into a ContainerLog. Deleting the pod kills its process groups.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import ApiError
+from .events import NODE_NAME, record_event
+from .faults import Faults
+from .kubetime import now_ns, rfc3339
+from .logs import ContainerLog
+from .store import PODS, Change, JsonObject, Store
+
+logger = logging.getLogger(__name__)
+
+_F_SETPIPE_SZ = 1031  # Linux fcntl: a bigger pipe means fewer, larger reads of heavy output
+_READ_SIZE = 1 << 20
+_VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class PodGone(Exception):
+    """The pod was deleted while the kubelet was working on it."""
+
+
+def expand_references(text: str, env: dict[str, str]) -> str:
+    """Kubernetes `$(VAR)` expansion in command, args and env values; `$$` escapes."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return env.get(match.group(1), match.group(0))
+
+    return _VAR_REF.sub(replace, text)
+
+
+def container_argv(container: JsonObject, env: dict[str, str]) -> list[str]:
+    """Entrypoint: `command` + `args`; args alone run as argv (the images we mimic have no
+    ENTRYPOINT); neither runs `true` (their default `sh` exits at once on a closed stdin)."""
+    command = [expand_references(str(part), env) for part in container.get("command") or ()]
+    args = [expand_references(str(part), env) for part in container.get("args") or ()]
+    argv = command + args
+    return argv or ["true"]
+
+
+def image_id(image: str) -> str:
+    digest = hashlib.sha256(image.encode()).hexdigest()
+    name = (
+        image.split("@", 1)[0].rsplit(":", 1)[0] if "/" not in image.rsplit(":", 1)[-1] else image
+    )
+    if "/" not in name:
+        name = f"library/{name}"
+    if "." not in name.split("/", 1)[0]:
+        name = f"docker.io/{name}"
+    return f"{name}@sha256:{digest}"
+
+
+def waiting_status(container: JsonObject, reason: str, message: str | None = None) -> JsonObject:
+    waiting: JsonObject = {"reason": reason}
+    if message:
+        waiting["message"] = message
+    return {
+        "name": container["name"],
+        "image": container.get("image", ""),
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "started": False,
+        "state": {"waiting": waiting},
+        "lastState": {},
+    }
+
+
+def _set_condition(
+    status: JsonObject,
+    type_: str,
+    value: str,
+    reason: str | None = None,
+    message: str | None = None,
+) -> None:
+    conditions: list[JsonObject] = status.setdefault("conditions", [])
+    for condition in conditions:
+        if condition["type"] == type_:
+            if condition["status"] != value:
+                condition["lastTransitionTime"] = rfc3339(now_ns())
+            condition["status"] = value
+            break
+    else:
+        condition = {
+            "type": type_,
+            "status": value,
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(now_ns()),
+        }
+        conditions.append(condition)
+    for key, text in (("reason", reason), ("message", message)):
+        if text:
+            condition[key] = text
+        else:
+            condition.pop(key, None)
+
+
+def _set_entry(key: str, index: int, value: JsonObject) -> Callable[[JsonObject], None]:
+    """A pod mutation replacing one entry of status[key] (containerStatuses, initContainerStatuses)."""
+
+    def mutate(pod: JsonObject) -> None:
+        pod["status"][key][index] = value
+
+    return mutate
+
+
+@dataclasses.dataclass
+class ContainerRun:
+    """One container process and what became of it."""
+
+    spec: JsonObject
+    log: ContainerLog
+    container_id: str
+    process: subprocess.Popen[bytes] | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    exit_code: int | None = None
+    reason: str = ""
+    message: str = ""
+    oom_killed: bool = False
+
+    def status(self) -> JsonObject:
+        image = self.spec.get("image", "")
+        state: JsonObject
+        if self.exit_code is not None:
+            terminated: JsonObject = {
+                "exitCode": self.exit_code,
+                "reason": self.reason,
+                "startedAt": self.started_at or None,
+                "finishedAt": self.finished_at,
+                "containerID": self.container_id,
+            }
+            if self.message:
+                terminated["message"] = self.message
+            state = {"terminated": terminated}
+        else:
+            state = {"running": {"startedAt": self.started_at}}
+        running = self.exit_code is None
+        return {
+            "name": self.spec["name"],
+            "image": image,
+            "imageID": image_id(image),
+            "containerID": self.container_id,
+            "ready": running,
+            "started": running,
+            "restartCount": 0,
+            "state": state,
+            "lastState": {},
+        }
+
+
+class PodRuntime:
+    """The kubelet's state for one pod."""
+
+    def __init__(self, pod: JsonObject, scratch: Path) -> None:
+        meta = pod["metadata"]
+        self.namespace: str = meta["namespace"]
+        self.name: str = meta["name"]
+        self.uid: str = meta["uid"]
+        self.scratch = scratch
+        self.deleted = threading.Event()
+        self.logs: dict[str, ContainerLog] = {}
+        self.runs: dict[str, ContainerRun] = {}
+        self.lock = threading.Lock()
+
+    def kill(self, grace_seconds: float) -> None:
+        """SIGTERM every process group, SIGKILL after the grace period (in the background)."""
+        self.deleted.set()
+        with self.lock:
+            processes = [run.process for run in self.runs.values() if run.process]
+            logs = list(self.logs.values())
+        for process in processes:
+            _signal_group(process, signal.SIGTERM)
+        if processes:
+            threading.Thread(
+                target=_kill_after, args=(processes, grace_seconds), daemon=True
+            ).start()
+        for log in logs:
+            log.close()
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    """When the main process exits, the container ends: kill what it left running in its group,
+    so a background child holding the output pipe cannot keep the container alive."""
+    process.wait()
+    _signal_group(process, signal.SIGKILL)
+
+
+def _kill_after(processes: list[subprocess.Popen[bytes]], grace_seconds: float) -> None:
+    for process in processes:
+        try:
+            process.wait(timeout=grace_seconds)
+        except subprocess.TimeoutExpired:
+            pass
+        _signal_group(process, signal.SIGKILL)
+
+
+class Kubelet:
+    """Watches the store for pods and runs them; `container_log` serves /log."""
+
+    def __init__(
+        self, store: Store, faults: Faults, scratch_root: Path, *, kill_grace_seconds: float = 1.0
+    ) -> None:
+        self._store = store
+        self._faults = faults
+        self._scratch_root = scratch_root
+        self._kill_grace = kill_grace_seconds
+        self._pods: dict[str, PodRuntime] = {}
+        self._lock = threading.Lock()
+        self._stopped = False
+        store.subscribe(self._on_change)
+
+    # -- public ----------------------------------------------------------------------------------
+
+    def container_log(self, uid: str, container: str) -> ContainerLog | None:
+        with self._lock:
+            runtime = self._pods.get(uid)
+        return runtime.logs.get(container) if runtime else None
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            runtimes = list(self._pods.values())
+        for runtime in runtimes:
+            runtime.kill(0.0)
+
+    # -- reacting to the store -------------------------------------------------------------------
+
+    def _on_change(self, change: Change) -> None:
+        if change.resource is not PODS:
+            return
+        uid = change.object["metadata"]["uid"]
+        if change.type == "ADDED":
+            scratch = self._scratch_root / f"{change.object['metadata']['name']}-{uid[:8]}"
+            runtime = PodRuntime(change.object, scratch)
+            with self._lock:
+                if self._stopped:
+                    return
+                self._pods[uid] = runtime
+            faults = dataclasses.replace(self._faults)  # knobs are fixed per pod at pickup
+            threading.Thread(
+                target=self._run_pod,
+                args=(runtime, change.object, faults),
+                daemon=True,
+                name=f"kubelet-{runtime.name}",
+            ).start()
+        elif change.type == "DELETED":
+            with self._lock:
+                runtime_or_none = self._pods.pop(uid, None)
+            if runtime_or_none is not None:
+                grace = change.object["spec"].get("terminationGracePeriodSeconds", 30)
+                runtime_or_none.kill(min(float(grace), self._kill_grace))
+                shutil.rmtree(runtime_or_none.scratch, ignore_errors=True)
+
+    # -- the pod lifecycle ---------------------------------------------------------------------------
+
+    def _update(self, runtime: PodRuntime, mutate: Callable[[JsonObject], None]) -> JsonObject:
+        if runtime.deleted.is_set():
+            raise PodGone
+        try:
+            return self._store.update(PODS, runtime.namespace, runtime.name, mutate)
+        except ApiError as exc:
+            raise PodGone from exc
+
+    def _event(
+        self,
+        pod: JsonObject,
+        reason: str,
+        message: str,
+        *,
+        type: str = "Normal",
+        component: str = "kubelet",
+        field_path: str | None = None,
+    ) -> None:
+        record_event(
+            self._store,
+            pod,
+            reason=reason,
+            message=message,
+            type=type,
+            component=component,
+            field_path=field_path,
+        )
+
+    def _run_pod(self, runtime: PodRuntime, pod: JsonObject, faults: Faults) -> None:
+        try:
+            self._lifecycle(runtime, pod, faults)
+        except PodGone:
+            pass
+        except Exception:
+            logger.exception(
+                "simulated kubelet failed on pod %s/%s", runtime.namespace, runtime.name
+            )
+
+    def _lifecycle(self, runtime: PodRuntime, pod: JsonObject, faults: Faults) -> None:
+        if faults.delete_pod_after_seconds is not None:
+            threading.Thread(
+                target=self._delete_later,
+                args=(runtime, faults.delete_pod_after_seconds),
+                daemon=True,
+            ).start()
+        spec = pod["spec"]
+        if faults.unschedulable:
+            message = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+            self._update(
+                runtime,
+                lambda p: _set_condition(
+                    p["status"], "PodScheduled", "False", "Unschedulable", message
+                ),
+            )
+            self._event(
+                pod, "FailedScheduling", message, type="Warning", component="default-scheduler"
+            )
+            return
+        init_specs: list[JsonObject] = spec.get("initContainers") or []
+        app_specs: list[JsonObject] = spec["containers"]
+
+        def schedule(p: JsonObject) -> None:
+            p["spec"]["nodeName"] = NODE_NAME
+            status = p["status"]
+            _set_condition(status, "PodScheduled", "True")
+            status.update(
+                {
+                    "hostIP": "127.0.0.1",
+                    "hostIPs": [{"ip": "127.0.0.1"}],
+                    "startTime": rfc3339(now_ns()),
+                }
+            )
+            if init_specs:
+                _set_condition(
+                    status,
+                    "Initialized",
+                    "False",
+                    "ContainersNotInitialized",
+                    f"containers with incomplete status: [{' '.join(c['name'] for c in init_specs)}]",
+                )
+                status["initContainerStatuses"] = [
+                    waiting_status(c, "PodInitializing") for c in init_specs
+                ]
+            else:
+                _set_condition(status, "Initialized", "True")
+            _set_condition(
+                status,
+                "Ready",
+                "False",
+                "ContainersNotReady",
+                f"containers with unready status: [{' '.join(c['name'] for c in app_specs)}]",
+            )
+            _set_condition(
+                status,
+                "ContainersReady",
+                "False",
+                "ContainersNotReady",
+                f"containers with unready status: [{' '.join(c['name'] for c in app_specs)}]",
+            )
+            status["containerStatuses"] = [
+                waiting_status(c, "PodInitializing" if init_specs else "ContainerCreating")
+                for c in app_specs
+            ]
+
+        pod = self._update(runtime, schedule)
+        self._event(
+            pod,
+            "Scheduled",
+            f"Successfully assigned {runtime.namespace}/{runtime.name} to {NODE_NAME}",
+            component="default-scheduler",
+        )
+        if faults.slow_start_seconds and runtime.deleted.wait(faults.slow_start_seconds):
+            raise PodGone
+        runtime.scratch.mkdir(parents=True, exist_ok=True)
+
+        for index, init in enumerate(init_specs):
+            if index == 0 and faults.init_container_waiting_reason:
+                reason = faults.init_container_waiting_reason
+                self._update(
+                    runtime,
+                    _set_entry(
+                        "initContainerStatuses",
+                        0,
+                        waiting_status(init, reason, f"init container {init['name']} is stuck"),
+                    ),
+                )
+                self._event(
+                    pod,
+                    "BackOff" if "BackOff" in reason else "Failed",
+                    f"init container {init['name']}: {reason}",
+                    type="Warning",
+                    field_path=f"spec.initContainers{{{init['name']}}}",
+                )
+                return
+            if not self._pull(runtime, pod, init, faults, "initContainerStatuses", index):
+                return
+            run = self._start(runtime, pod, init, faults, pod_env=self._pod_env(pod))
+            self._update(
+                runtime,
+                _set_entry("initContainerStatuses", index, run.status()),
+            )
+            self._wait(runtime, run)
+            self._update(
+                runtime,
+                _set_entry("initContainerStatuses", index, run.status()),
+            )
+            if run.exit_code != 0:
+                self._finish(runtime, [run], failed_init=True)
+                return
+        if init_specs:
+            self._update(runtime, lambda p: _set_condition(p["status"], "Initialized", "True"))
+
+        for index, container in enumerate(app_specs):
+            if not self._pull(runtime, pod, container, faults, "containerStatuses", index):
+                return
+        runs = [
+            self._start(runtime, pod, container, faults, pod_env=self._pod_env(pod))
+            for container in app_specs
+        ]
+
+        def running(p: JsonObject) -> None:
+            status = p["status"]
+            status["phase"] = "Running"
+            status["podIP"] = "127.0.0.1"
+            status["podIPs"] = [{"ip": "127.0.0.1"}]
+            status["containerStatuses"] = [run.status() for run in runs]
+            ready = all(run.exit_code is None for run in runs)
+            _set_condition(status, "PodReadyToStartContainers", "True")
+            for kind in ("Ready", "ContainersReady"):
+                if ready:
+                    _set_condition(status, kind, "True")
+
+        if any(run.process for run in runs):
+            self._update(runtime, running)
+        for run in runs:
+            self._wait(runtime, run)
+        self._finish(runtime, runs)
+
+    def _delete_later(self, runtime: PodRuntime, seconds: float) -> None:
+        if runtime.deleted.wait(seconds) or self._stopped:
+            return
+        with contextlib.suppress(ApiError):
+            self._store.remove(PODS, runtime.namespace, runtime.name)
+
+    def _pull(
+        self,
+        runtime: PodRuntime,
+        pod: JsonObject,
+        container: JsonObject,
+        faults: Faults,
+        statuses_key: str,
+        index: int,
+    ) -> bool:
+        """Events of an image pull; on an injected failure leave the container waiting forever."""
+        image = container.get("image", "")
+        group = "initContainers" if statuses_key == "initContainerStatuses" else "containers"
+        field_path = f"spec.{group}{{{container['name']}}}"
+        self._event(pod, "Pulling", f'Pulling image "{image}"', field_path=field_path)
+        if faults.image_pull_failure and faults.image_pull_fails(image):
+            message = f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack image "{image}": not found'
+            self._update(
+                runtime,
+                _set_entry(statuses_key, index, waiting_status(container, "ErrImagePull", message)),
+            )
+            self._event(pod, "Failed", message, type="Warning", field_path=field_path)
+            self._event(pod, "Failed", "Error: ErrImagePull", type="Warning", field_path=field_path)
+            if runtime.deleted.wait(0.2):
+                raise PodGone
+            backoff = f'Back-off pulling image "{image}"'
+            self._update(
+                runtime,
+                _set_entry(
+                    statuses_key, index, waiting_status(container, "ImagePullBackOff", backoff)
+                ),
+            )
+            self._event(pod, "BackOff", backoff, field_path=field_path)
+            self._event(
+                pod, "Failed", "Error: ImagePullBackOff", type="Warning", field_path=field_path
+            )
+            return False
+        self._event(
+            pod,
+            "Pulled",
+            f'Successfully pulled image "{image}" in 1ms (1ms including waiting). Image size: 3623807 bytes.',
+            field_path=field_path,
+        )
+        return True
+
+    def _pod_env(self, pod: JsonObject) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", _DEFAULT_PATH),
+            "HOSTNAME": pod["metadata"]["name"],
+            "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+            "KUBERNETES_SERVICE_PORT": "443",
+        }
+
+    def _container_env(
+        self, pod: JsonObject, container: JsonObject, base: dict[str, str], home: Path
+    ) -> dict[str, str]:
+        env = dict(base)
+        env["HOME"] = str(home)
+        field_refs = {
+            "metadata.name": pod["metadata"]["name"],
+            "metadata.namespace": pod["metadata"]["namespace"],
+            "metadata.uid": pod["metadata"]["uid"],
+            "spec.nodeName": NODE_NAME,
+            "status.podIP": "127.0.0.1",
+            "status.hostIP": "127.0.0.1",
+        }
+        for item in container.get("env") or ():
+            if "value" in item:
+                env[item["name"]] = expand_references(str(item["value"]), env)
+            elif (ref := (item.get("valueFrom") or {}).get("fieldRef")) is not None:
+                env[item["name"]] = field_refs.get(ref.get("fieldPath", ""), "")
+        return env
+
+    def _start(
+        self,
+        runtime: PodRuntime,
+        pod: JsonObject,
+        container: JsonObject,
+        faults: Faults,
+        *,
+        pod_env: dict[str, str],
+    ) -> ContainerRun:
+        name = container["name"]
+        group = (
+            "initContainers"
+            if container in (pod["spec"].get("initContainers") or ())
+            else "containers"
+        )
+        field_path = f"spec.{group}{{{name}}}"
+        log = ContainerLog()
+        run = ContainerRun(
+            spec=container, log=log, container_id=f"containerd://{secrets.token_hex(32)}"
+        )
+        with runtime.lock:
+            if runtime.deleted.is_set():
+                raise PodGone
+            runtime.logs[name] = log
+            runtime.runs[name] = run
+        env = self._container_env(pod, container, pod_env, runtime.scratch)
+        workdir = runtime.scratch
+        if container.get("workingDir"):
+            workdir = runtime.scratch / str(container["workingDir"]).lstrip("/")
+            workdir.mkdir(parents=True, exist_ok=True)
+        argv = container_argv(container, env)
+        self._event(pod, "Created", f"Created container: {name}", field_path=field_path)
+        run.started_at = rfc3339(now_ns())
+        try:
+            run.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except OSError as exc:
+            detail = f'exec: "{argv[0]}": {exc.strerror or exc}'
+            run.exit_code, run.reason, run.finished_at = 128, "StartError", rfc3339(now_ns())
+            run.message = f"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: {detail}: unknown"
+            log.finish()
+            self._event(
+                pod, "Failed", f"Error: {run.message}", type="Warning", field_path=field_path
+            )
+            return run
+        if runtime.deleted.is_set():
+            _signal_group(run.process, signal.SIGKILL)
+        self._event(pod, "Started", f"Started container {name}", field_path=field_path)
+        threading.Thread(
+            target=self._pump, args=(run, faults.oom_limit(container.get("image", ""))), daemon=True
+        ).start()
+        return run
+
+    def _pump(self, run: ContainerRun, oom_limit: int | None) -> None:
+        """Copy process output into the log, and OOM-kill at the injected limit."""
+        process = run.process
+        assert process is not None and process.stdout is not None
+        fd = process.stdout.fileno()
+        with contextlib.suppress(OSError):
+            import fcntl
+
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, _READ_SIZE)
+        if oom_limit == 0:
+            run.oom_killed = True
+            _signal_group(process, signal.SIGKILL)
+        threading.Thread(target=_reap, args=(process,), daemon=True).start()
+        written = 0
+        try:
+            while data := os.read(fd, _READ_SIZE):
+                run.log.feed(data)
+                written += len(data)
+                if oom_limit is not None and not run.oom_killed and written >= oom_limit:
+                    run.oom_killed = True
+                    _signal_group(process, signal.SIGKILL)
+        finally:
+            process.stdout.close()
+            code = process.wait()
+            run.finished_at = rfc3339(now_ns())
+            run.exit_code = code if code >= 0 else 128 - code
+            if run.oom_killed:
+                run.exit_code, run.reason = 137, "OOMKilled"
+            else:
+                run.reason = "Completed" if run.exit_code == 0 else "Error"
+            run.log.finish()
+
+    def _wait(self, runtime: PodRuntime, run: ContainerRun) -> None:
+        """Block until the container's output is drained and its exit code known."""
+        if run.process is None:
+            return
+        while not run.log.wait_finished(0.5):
+            if runtime.deleted.is_set():
+                raise PodGone
+        if runtime.deleted.is_set():
+            raise PodGone
+
+    def _finish(
+        self, runtime: PodRuntime, runs: list[ContainerRun], *, failed_init: bool = False
+    ) -> None:
+        succeeded = not failed_init and all(run.exit_code == 0 for run in runs)
+
+        def terminal(p: JsonObject) -> None:
+            status = p["status"]
+            status["phase"] = "Succeeded" if succeeded else "Failed"
+            if not failed_init:
+                status["containerStatuses"] = [run.status() for run in runs]
+                status.setdefault("podIP", "127.0.0.1")
+                status.setdefault("podIPs", [{"ip": "127.0.0.1"}])
+            reason = "PodCompleted" if succeeded else "PodFailed"
+            _set_condition(status, "PodReadyToStartContainers", "False")
+            _set_condition(status, "Ready", "False", reason)
+            _set_condition(status, "ContainersReady", "False", reason)
+
+        self._update(runtime, terminal)

@@ -1,0 +1,205 @@
+"""KubernetesSandbox: the whole emulator in-process, plus `serve()` for a foreground server."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from .events import record_event
+from .faults import Faults
+from .garbage import delete_with_policy
+from .jobs import JobController
+from .kubeconfig import write_kubeconfig
+from .kubelet import Kubelet
+from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
+from .store import EVENTS, JOBS, PODS, JsonObject, Store
+
+
+class KubernetesSandbox:
+    """A loopback Kubernetes API with a simulated kubelet and Job controller.
+
+    Use as a context manager (or `start()`/`stop()`); then point a client at `kubeconfig_path`
+    or at `url` with `Authorization: Bearer <token>`.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        kubeconfig_path: str | Path | None = None,
+        namespace: str = "default",
+        context: str = "pegboard-sandbox",
+        faults: Faults | None = None,
+        history_limit: int = 100_000,
+        kill_grace_seconds: float = 1.0,
+    ) -> None:
+        self.token = token or secrets.token_urlsafe(24)
+        self.faults = faults or Faults()
+        self.namespace = namespace
+        self.context = context
+        self._port = port
+        self._workdir = Path(tempfile.mkdtemp(prefix="pegboard-k8s-sandbox-"))
+        self.kubeconfig_path = (
+            Path(kubeconfig_path) if kubeconfig_path else self._workdir / "kubeconfig"
+        )
+        self.store = Store(history_limit=history_limit)
+        self.kubelet = Kubelet(
+            self.store, self.faults, self._workdir / "pods", kill_grace_seconds=kill_grace_seconds
+        )
+        self.jobs_controller = JobController(self.store, self._ttl_delete)
+        self._state = ApiState(
+            store=self.store, kubelet=self.kubelet, faults=self.faults, token=self.token
+        )
+        self._server: SandboxHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> KubernetesSandbox:
+        self._server = SandboxHTTPServer(("127.0.0.1", self._port), self._state)
+        port = self._server.server_address[1]
+        self._state.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        write_kubeconfig(self.kubeconfig_path, self.url, self.token, self.context, self.namespace)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+            name="k8s-sandbox",
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, end every stream, kill every container; never blocks for long."""
+        self._state.stopping.set()
+        self.store.stop()
+        self.jobs_controller.stop()
+        self.kubelet.stop()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+            self._thread = None
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def __enter__(self) -> KubernetesSandbox:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- inspection helpers for tests -------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._state.port
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self._state.requests
+
+    @property
+    def deletions(self) -> list[Deletion]:
+        return self._state.deletions
+
+    def connection_count(self) -> int:
+        """Distinct TCP connections that sent at least one API request."""
+        return len({request.connection_id for request in self._state.requests})
+
+    def pods(self, namespace: str | None = "default") -> list[JsonObject]:
+        return self.store.list(PODS, namespace)[0]
+
+    def jobs(self, namespace: str | None = "default") -> list[JsonObject]:
+        return self.store.list(JOBS, namespace)[0]
+
+    def events(self, namespace: str | None = "default") -> list[JsonObject]:
+        return self.store.list(EVENTS, namespace)[0]
+
+    def pod(self, name: str, namespace: str = "default") -> JsonObject | None:
+        return self.store.find(PODS, namespace, name)
+
+    def log_bytes(
+        self, name: str, container: str | None = None, namespace: str = "default"
+    ) -> bytes:
+        """The raw output a pod's container produced so far (b"" when it has not started)."""
+        pod = self.pod(name, namespace)
+        if pod is None:
+            return b""
+        log = self.kubelet.container_log(
+            pod["metadata"]["uid"], container or pod["spec"]["containers"][0]["name"]
+        )
+        return log.content() if log else b""
+
+    def add_event(
+        self,
+        namespace: str,
+        name: str,
+        reason: str,
+        message: str,
+        *,
+        type: str = "Warning",
+        kind: str = "Pod",
+        component: str = "kubelet",
+    ) -> JsonObject:
+        """Record an Event about object `name` (which need not exist)."""
+        resource = JOBS if kind == "Job" else PODS
+        involved: dict[str, Any] = self.store.find(resource, namespace, name) or {
+            "kind": kind,
+            "apiVersion": resource.api_version,
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        return record_event(
+            self.store, involved, reason=reason, message=message, type=type, component=component
+        )
+
+    def compact_history(self) -> None:
+        """Forget the change history: a watch from any older resourceVersion now gets 410 Gone."""
+        self.store.compact()
+
+    def _ttl_delete(self, namespace: str, name: str) -> None:
+        delete_with_policy(self.store, JOBS, namespace, name, "Background")
+
+
+def serve(
+    port: int = 0, kubeconfig_path: str | Path | None = None, *, token: str | None = None
+) -> None:
+    """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr."""
+    sandbox = KubernetesSandbox(port=port, kubeconfig_path=kubeconfig_path, token=token)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    sandbox.start()
+    try:
+        print(f"kubernetes sandbox listening on {sandbox.url}", file=sys.stderr)
+        print(f"kubeconfig: {sandbox.kubeconfig_path}", file=sys.stderr)
+        print(
+            f"try: KUBECONFIG={sandbox.kubeconfig_path} kubectl get pods",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not stop.wait(0.5):
+            pass
+    finally:
+        sandbox.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,813 @@
+"""HTTP/1.1 front end: authentication, routing, JSON bodies, chunked watch and log streams."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import itertools
+import json
+import logging
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .errors import ApiError, status_body
+from .events import record_event
+from .faults import Faults
+from .garbage import default_policy, delete_with_policy
+from .kubelet import Kubelet
+from .kubetime import now_ns, parse_rfc3339
+from .logs import LogQuery, with_timestamps
+from .patching import apply_patch
+from .selectors import combined_predicate
+from .store import JOBS, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
+from .validation import default_object, validate
+
+logger = logging.getLogger(__name__)
+
+_CORE = re.compile(
+    r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>pods|events)"
+    r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status))?)?/?$"
+)
+_BATCH = re.compile(
+    r"^/apis/batch/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>jobs)"
+    r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
+)
+_NAMESPACE = re.compile(r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?/?$")
+_STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
+_WAIT_SLICE = 0.5  # how often streams re-check the stop flag
+
+
+@dataclass
+class RecordedRequest:
+    """One API request as the server saw it (control endpoints under /sandbox are not recorded)."""
+
+    method: str
+    path: str
+    query: str
+    time: float
+    connection_id: int
+    status: int | None = None
+
+    def params(self) -> dict[str, list[str]]:
+        return parse_qs(self.query, keep_blank_values=True)
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A DELETE request that reached an object."""
+
+    resource: str  # plural: pods, jobs, events
+    namespace: str
+    name: str
+    propagation_policy: str
+
+
+class ApiState:
+    """Everything the handlers share."""
+
+    def __init__(self, *, store: Store, kubelet: Kubelet, faults: Faults, token: str) -> None:
+        self.store = store
+        self.kubelet = kubelet
+        self.faults = faults
+        self.token = token
+        self.requests: list[RecordedRequest] = []
+        self.deletions: list[Deletion] = []
+        self.connection_ids = itertools.count(1)
+        self.stopping = threading.Event()
+        self.port = 0
+
+
+class SandboxHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(self, address: tuple[str, int], state: ApiState) -> None:
+        self.state = state
+        super().__init__(address, ApiHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up is normal (keep-alive, dropped streams); log anything else."""
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        logger.exception("kubernetes sandbox: error while serving %s", client_address)
+
+
+def _flag(params: dict[str, list[str]], key: str) -> bool:
+    return (params.get(key) or [""])[-1].lower() in ("true", "1")
+
+
+def _param(params: dict[str, list[str]], key: str) -> str | None:
+    values = params.get(key)
+    return values[-1] if values else None
+
+
+def _int_param(params: dict[str, list[str]], key: str) -> int | None:
+    value = _param(params, key)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, f"{key}: invalid value {value!r}: must be an integer") from None
+
+
+class StreamAborted(Exception):
+    """A fault cut the connection on purpose."""
+
+
+class ApiHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: SandboxHTTPServer
+    server_version = "pegboard-kubernetes-sandbox"
+    sys_version = ""
+
+    _status: int | None = None
+    _raw_body: bytes = b""
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection_id = next(self.server.state.connection_ids)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _read_body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length:
+            return self.rfile.read(int(length))
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while (size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)) > 0:
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass
+            return b"".join(parts)
+        return b""
+
+    def _json_body(self) -> Any:
+        raw = self._raw_body
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise ApiError(400, f"the request body is not valid JSON: {exc}") from None
+
+    def _send_json(self, code: int, body: Any) -> None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self._status = code
+
+    def _start_chunked(self, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        self._status = 200
+
+    def _chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(b"".join((b"%x\r\n" % len(data), data, b"\r\n")))
+
+    def _end_chunked(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _abort_connection(self) -> None:
+        """Reset the TCP connection (SO_LINGER 0), as a crashed proxy or apiserver would."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        with contextlib.suppress(OSError):
+            self.connection.close()
+        raise StreamAborted
+
+    def _dispatch(self, method: str) -> None:
+        state = self.server.state
+        url = urlsplit(self.path)
+        path, query = url.path, url.query
+        self._status = None
+        self._raw_body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        record: RecordedRequest | None = None
+        if not path.startswith("/sandbox/"):
+            record = RecordedRequest(method, path, query, time.time(), self.connection_id)
+            state.requests.append(record)
+        try:
+            try:
+                self._authenticate()
+                if state.faults.latency_ms:
+                    time.sleep(state.faults.latency_ms / 1000)
+                params = parse_qs(query, keep_blank_values=True)
+                if path.startswith("/sandbox/"):
+                    self._control(method, path)
+                    return
+                rule = state.faults.take_reject(method, f"{path}?{query}" if query else path)
+                if rule is not None:
+                    raise ApiError(
+                        rule.status,
+                        rule.message or f"injected fault: {method} {path} answered {rule.status}",
+                        reason=rule.reason or None,
+                    )
+                self._route(method, path, params)
+            except ApiError as exc:
+                if self._status is not None:  # a stream already started: nothing sane to add
+                    self.close_connection = True
+                    return
+                self._send_json(exc.code, exc.status())
+        except StreamAborted:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            if record is not None:
+                record.status = self._status
+
+    def _authenticate(self) -> None:
+        header = self.headers.get("Authorization") or ""
+        expected = f"Bearer {self.server.state.token}"
+        if not hmac.compare_digest(header.encode(), expected.encode()):
+            raise ApiError(401, "Unauthorized", reason="Unauthorized")
+
+    # -- control endpoints (for tests driving a sandbox in another process) ----------------------
+
+    def _control(self, method: str, path: str) -> None:
+        state = self.server.state
+        if path == "/sandbox/faults":
+            if method == "GET":
+                pass
+            elif method == "POST":
+                body = self._json_body() or {}
+                try:
+                    state.faults.update_from_json(body)
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise ApiError(400, f"bad fault knobs: {exc}") from None
+            elif method == "DELETE":
+                state.faults.reset()
+            else:
+                raise ApiError(405, f"{method} not allowed on {path}")
+            self._send_json(200, state.faults.to_json())
+        elif path == "/sandbox/requests" and method == "GET":
+            self._send_json(200, [asdict(r) for r in list(state.requests)])
+        elif path == "/sandbox/deletions" and method == "GET":
+            self._send_json(200, [asdict(d) for d in list(state.deletions)])
+        elif path == "/sandbox/compact" and method == "POST":
+            state.store.compact()
+            self._send_json(200, {"resourceVersion": str(state.store.resource_version)})
+        elif path == "/sandbox/events" and method == "POST":
+            body = self._json_body() or {}
+            involved = state.store.find(
+                PODS, body.get("namespace", "default"), body.get("name", "")
+            ) or {
+                "kind": body.get("kind", "Pod"),
+                "apiVersion": "v1",
+                "metadata": {
+                    "name": body.get("name", ""),
+                    "namespace": body.get("namespace", "default"),
+                },
+            }
+            event = record_event(
+                state.store,
+                involved,
+                reason=body.get("reason", ""),
+                message=body.get("message", ""),
+                type=body.get("type", "Warning"),
+                component=body.get("component", "kubelet"),
+            )
+            self._send_json(201, event)
+        else:
+            raise ApiError(404, f"no sandbox control endpoint {method} {path}")
+
+    # -- the Kubernetes API ------------------------------------------------------------------------
+
+    def _route(self, method: str, path: str, params: dict[str, list[str]]) -> None:
+        match = _CORE.match(path) or _BATCH.match(path)
+        if match is None:
+            self._discovery(method, path)
+            return
+        resource = RESOURCES[match["plural"]]
+        namespace, name, sub = match["ns"], match["name"], match["sub"]
+        if match["watch"] or _flag(params, "watch"):
+            if method != "GET" or sub:
+                raise ApiError(405, f"{method} is not supported for watch")
+            self._watch(resource, namespace, name, params)
+        elif method == "GET" and name is None:
+            self._list(resource, namespace, params)
+        elif method == "GET" and sub == "log":
+            self._log(namespace or "default", name or "", params)
+        elif method == "GET":
+            self._send_json(200, self.server.state.store.get(resource, namespace or "", name or ""))
+        elif method == "POST" and name is None and namespace:
+            self._create(resource, namespace, params)
+        elif method == "DELETE" and name and namespace and not sub:
+            self._delete(resource, namespace, name, params)
+        elif method in ("PATCH", "PUT") and name and namespace and sub != "log":
+            self._modify(method, resource, namespace, name, sub, params)
+        else:
+            raise ApiError(
+                405,
+                f"the server does not allow this method on the requested resource: {method} {path}",
+                reason="MethodNotAllowed",
+            )
+
+    def _discovery(self, method: str, path: str) -> None:
+        port = self.server.state.port
+        if method != "GET":
+            raise ApiError(404, "the server could not find the requested resource")
+        if path == "/version":
+            body: Any = {
+                "major": "1",
+                "minor": "31",
+                "gitVersion": "v1.31.0-pegboard-sandbox",
+                "gitCommit": "0" * 40,
+                "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z",
+                "goVersion": "go1.22.0",
+                "compiler": "gc",
+                "platform": "linux/amd64",
+            }
+        elif path in ("/healthz", "/readyz", "/livez"):
+            data = b"ok"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(data)
+            self._status = 200
+            return
+        elif path == "/api":
+            body = {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{port}"}
+                ],
+            }
+        elif path == "/apis":
+            body = {
+                "kind": "APIGroupList",
+                "apiVersion": "v1",
+                "groups": [
+                    {
+                        "name": "batch",
+                        "versions": [{"groupVersion": "batch/v1", "version": "v1"}],
+                        "preferredVersion": {"groupVersion": "batch/v1", "version": "v1"},
+                    }
+                ],
+            }
+        elif path == "/api/v1":
+            body = _resource_list(
+                "v1",
+                [
+                    ("pods", "Pod", True),
+                    ("pods/log", "Pod", False),
+                    ("pods/status", "Pod", False),
+                    ("events", "Event", True),
+                    ("namespaces", "Namespace", False),
+                ],
+            )
+        elif path == "/apis/batch/v1":
+            body = _resource_list(
+                "batch/v1", [("jobs", "Job", True), ("jobs/status", "Job", False)]
+            )
+        elif match := _NAMESPACE.match(path):
+            body = (
+                _namespace(match["name"])
+                if match["name"]
+                else {
+                    "kind": "NamespaceList",
+                    "apiVersion": "v1",
+                    "metadata": {"resourceVersion": str(self.server.state.store.resource_version)},
+                    "items": [
+                        _namespace(ns)
+                        for ns in sorted(
+                            {
+                                "default",
+                                "kube-system",
+                                *(
+                                    o["metadata"]["namespace"]
+                                    for o in self.server.state.store.all_objects()
+                                ),
+                            }
+                        )
+                    ],
+                }
+            )
+        else:
+            raise ApiError(404, "the server could not find the requested resource")
+        self._send_json(200, body)
+
+    def _list(
+        self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
+    ) -> None:
+        predicate = combined_predicate(
+            _param(params, "labelSelector"), _param(params, "fieldSelector")
+        )
+        items, rv = self.server.state.store.list(resource, namespace, predicate)
+        self._send_json(
+            200,
+            {
+                "kind": resource.list_kind,
+                "apiVersion": resource.api_version,
+                "metadata": {"resourceVersion": str(rv)},
+                "items": items,
+            },
+        )
+
+    def _create(self, resource: Resource, namespace: str, params: dict[str, list[str]]) -> None:
+        state = self.server.state
+        body = self._json_body()
+        dry_run = _dry_run(params)
+        if not isinstance(body, dict):
+            raise ApiError(400, "the request body must be a JSON object")
+        if body.get("kind") not in (None, resource.kind) or body.get("apiVersion") not in (
+            None,
+            resource.api_version,
+        ):
+            raise ApiError(
+                400,
+                f"the body's kind/apiVersion {body.get('kind')}/{body.get('apiVersion')} does not match {resource.kind}/{resource.api_version}",
+            )
+        body_ns = (body.get("metadata") or {}).get("namespace")
+        if body_ns and body_ns != namespace:
+            raise ApiError(
+                400,
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )
+        validate(resource, body)
+        for _attempt in range(5):  # a generateName collision retries, as the apiserver does
+            obj = state.store.prepare_new(resource, body, namespace)
+            default_object(resource, obj)
+            if dry_run:
+                self._send_json(201, obj)
+                return
+            try:
+                self._send_json(201, state.store.create(resource, obj))
+                return
+            except ApiError as exc:
+                if exc.code != 409 or (body.get("metadata") or {}).get("name"):
+                    raise
+        raise ApiError(409, "could not generate a unique name", reason="AlreadyExists")
+
+    def _delete(
+        self, resource: Resource, namespace: str, name: str, params: dict[str, list[str]]
+    ) -> None:
+        state = self.server.state
+        options = self._json_body() or {}
+        dry_run = _dry_run(params) or _dry_run({"dryRun": options.get("dryRun") or []})
+        policy = _param(params, "propagationPolicy") or options.get("propagationPolicy")
+        orphan = _param(params, "orphanDependents") or options.get("orphanDependents")
+        if policy is None and orphan is not None:
+            policy = "Orphan" if str(orphan).lower() == "true" else "Background"
+        policy = policy or default_policy(resource)
+        current = state.store.get(resource, namespace, name)
+        if dry_run:
+            self._send_json(200, current)
+            return
+        state.deletions.append(Deletion(resource.plural, namespace, name, policy))
+        gone = delete_with_policy(state.store, resource, namespace, name, policy)
+        if resource is PODS or policy == "Foreground":
+            self._send_json(200, gone)
+        else:
+            details = {"name": name, "kind": resource.plural, "uid": gone["metadata"]["uid"]}
+            if resource.group:
+                details["group"] = resource.group
+            self._send_json(
+                200,
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                },
+            )
+
+    def _modify(
+        self,
+        method: str,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        sub: str | None,
+        params: dict[str, list[str]],
+    ) -> None:
+        store = self.server.state.store
+        body = self._json_body()
+        dry_run = _dry_run(params)
+        content_type = (
+            (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        )
+        current = store.get(resource, namespace, name)
+        if method == "PUT":
+            if not isinstance(body, dict):
+                raise ApiError(400, "the request body must be a JSON object")
+            wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
+            if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
+                raise ApiError(
+                    409,
+                    f'Operation cannot be fulfilled on {resource.plural} "{name}": the object has been modified; please apply your changes to the latest version and try again',
+                    reason="Conflict",
+                )
+            patched = deep_copy(body)
+        else:
+            patched = apply_patch(current, body, content_type)
+        server_owned = ("uid", "creationTimestamp", "namespace", "name", "resourceVersion")
+
+        def mutate(obj: JsonObject) -> None:
+            if sub == "status":
+                obj["status"] = patched.get("status", obj.get("status"))
+                return
+            status = obj.get("status")
+            meta = obj["metadata"]
+            fresh_meta = dict(patched.get("metadata") or {})
+            for key in server_owned:
+                fresh_meta[key] = meta[key]
+            obj.clear()
+            obj.update(patched)
+            obj["metadata"] = fresh_meta
+            obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
+            if status is not None:
+                obj["status"] = status
+
+        if dry_run:
+            preview = deep_copy(current)
+            mutate(preview)
+            self._send_json(200, preview)
+            return
+        self._send_json(200, store.update(resource, namespace, name, mutate))
+
+    # -- streams -----------------------------------------------------------------------------------
+
+    def _watch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str | None,
+        params: dict[str, list[str]],
+    ) -> None:
+        state = self.server.state
+        store = state.store
+        predicate = combined_predicate(
+            _param(params, "labelSelector"), _param(params, "fieldSelector")
+        )
+        if name is not None:
+            by_fields = predicate
+            predicate = lambda obj: obj["metadata"].get("name") == name and by_fields(obj)  # noqa: E731
+        timeout = _int_param(params, "timeoutSeconds")
+        deadline = time.monotonic() + (timeout if timeout and timeout > 0 else 1800)
+        start_rv = _param(params, "resourceVersion")
+        self._start_chunked("application/json")
+        lines: list[bytes] = []
+        if start_rv in (None, "", "0"):
+            items, rv = store.list(resource, namespace, predicate)
+            lines = [_event_line("ADDED", item) for item in items]
+        else:
+            try:
+                rv = int(start_rv)
+            except ValueError:
+                rv = -1
+        if lines:
+            self._chunk(b"".join(lines))
+        while not (state.stopping.is_set() or store.stopping):
+            try:
+                changes = store.changes_after(rv)
+            except ApiError as exc:
+                self._chunk(_event_line("ERROR", exc.status()))
+                break
+            lines = []
+            for change in changes:
+                rv = change.resource_version
+                if change.resource is not resource:
+                    continue
+                if (
+                    namespace is not None
+                    and change.object["metadata"].get("namespace") != namespace
+                ):
+                    continue
+                now_matches = predicate(change.object)
+                before_matches = change.previous is not None and predicate(change.previous)
+                if change.type == "DELETED":
+                    if before_matches:
+                        lines.append(_event_line("DELETED", change.object))
+                elif now_matches:
+                    lines.append(
+                        _event_line("MODIFIED" if before_matches else "ADDED", change.object)
+                    )
+                elif before_matches:
+                    lines.append(_event_line("DELETED", change.object))
+            if lines:
+                self._chunk(b"".join(lines))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if not changes:
+                store.wait(rv, min(remaining, _WAIT_SLICE))
+        self._end_chunked()
+
+    def _log(self, namespace: str, name: str, params: dict[str, list[str]]) -> None:
+        state = self.server.state
+        pod = state.store.get(PODS, namespace, name)
+        spec = pod["spec"]
+        app_names = [c["name"] for c in spec["containers"]]
+        init_names = [c["name"] for c in spec.get("initContainers") or ()]
+        container = _param(params, "container")
+        if not container:
+            if len(app_names) != 1:
+                raise ApiError(
+                    400,
+                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(app_names)}]"
+                    + (
+                        f" or one of the init containers: [{' '.join(init_names)}]"
+                        if init_names
+                        else ""
+                    ),
+                )
+            container = app_names[0]
+        if container not in app_names + init_names:
+            raise ApiError(400, f"container {container} is not valid for pod {name}")
+        if _flag(params, "previous"):
+            raise ApiError(
+                400, f'previous terminated container "{container}" in pod "{name}" not found'
+            )
+        since_seconds = _int_param(params, "sinceSeconds")
+        since_time = _param(params, "sinceTime")
+        if since_seconds is not None and since_time:
+            raise ApiError(
+                422, "at most one of sinceTime or sinceSeconds may be specified", reason="Invalid"
+            )
+        since_ns: int | None = None
+        if since_time:
+            try:
+                since_ns = parse_rfc3339(since_time)
+            except ValueError as exc:
+                raise ApiError(400, f"sinceTime: {exc}") from None
+        elif since_seconds is not None:
+            if since_seconds < 1:
+                raise ApiError(
+                    422, "sinceSeconds: Invalid value: must be greater than 0", reason="Invalid"
+                )
+            since_ns = now_ns() - since_seconds * 1_000_000_000
+        query = LogQuery(
+            timestamps=_flag(params, "timestamps"),
+            since_ns=since_ns,
+            tail_lines=_int_param(params, "tailLines"),
+            limit_bytes=_int_param(params, "limitBytes"),
+        )
+        log = state.kubelet.container_log(pod["metadata"]["uid"], container)
+        if log is None:
+            reason = "ContainerCreating"
+            for status in (pod["status"].get("containerStatuses") or []) + (
+                pod["status"].get("initContainerStatuses") or []
+            ):
+                if status["name"] == container and (
+                    waiting := status.get("state", {}).get("waiting")
+                ):
+                    reason = waiting.get("reason") or reason
+            if reason in ("ErrImagePull", "ImagePullBackOff"):
+                raise ApiError(
+                    400,
+                    f'container "{container}" in pod "{name}" is waiting to start: trying and failing to pull image',
+                )
+            raise ApiError(
+                400, f'container "{container}" in pod "{name}" is waiting to start: {reason}'
+            )
+        self._stream_log(log, query, follow=_flag(params, "follow"), pod=name)
+
+    def _stream_log(self, log: Any, query: LogQuery, *, follow: bool, pod: str) -> None:
+        state = self.server.state
+        drop = state.faults.take_log_drop(pod)
+        budget = query.limit_bytes
+        index, offset = log.start_index(query)
+        sent = 0
+        self._start_chunked("text/plain")
+        while not state.stopping.is_set():
+            chunks, ended = log.wait_chunks(index, _WAIT_SLICE if follow else 0.0)
+            if not chunks:
+                if ended or not follow:
+                    break
+                continue
+            index += len(chunks)
+            batch: list[bytes] = []
+            size = 0
+            for data, ts in chunks:
+                if offset:
+                    data, offset = data[offset:], 0
+                if query.timestamps:
+                    data = with_timestamps(data, ts)
+                batch.append(data)
+                size += len(data)
+                if size >= _STREAM_BATCH:
+                    sent = self._send_log_batch(batch, sent, drop, budget)
+                    batch, size = [], 0
+            if batch:
+                sent = self._send_log_batch(batch, sent, drop, budget)
+            if budget is not None and sent >= budget:
+                break
+            if not follow:
+                break
+        self._end_chunked()
+
+    def _send_log_batch(self, batch: list[bytes], sent: int, drop: Any, budget: int | None) -> int:
+        data = b"".join(batch)
+        if budget is not None:
+            data = data[: max(0, budget - sent)]
+        if drop is not None and sent + len(data) >= drop.after_bytes:
+            keep = drop.after_bytes - sent
+            if drop.mode == "eof":
+                self._chunk(data[:keep])
+                self._end_chunked()
+                raise StreamAborted
+            # Announce the whole chunk but deliver only part of it, then reset the connection.
+            self.wfile.write(b"%x\r\n" % len(data) + data[:keep])
+            self._abort_connection()
+        self._chunk(data)
+        return sent + len(data)
+
+
+def _dry_run(params: dict[str, list[str]]) -> bool:
+    values = params.get("dryRun") or []
+    for value in values:
+        if value != "All":
+            raise ApiError(400, f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+def _event_line(type_: str, obj: JsonObject) -> bytes:
+    return json.dumps({"type": type_, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+def _namespace(name: str) -> JsonObject:
+    return {
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": name,
+            "uid": f"00000000-0000-0000-0000-{abs(hash(name)) % 10**12:012d}",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"kubernetes.io/metadata.name": name},
+        },
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def _resource_list(group_version: str, entries: list[tuple[str, str, bool]]) -> JsonObject:
+    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": [
+            {
+                "name": name,
+                "singularName": "" if "/" in name else kind.lower(),
+                "namespaced": kind != "Namespace",
+                "kind": kind,
+                "verbs": verbs if full else ["get", "patch", "update"],
+            }
+            for name, kind, full in entries
+        ],
+    }
+
+
+__all__ = [
+    "JOBS",
+    "ApiHandler",
+    "ApiState",
+    "Deletion",
+    "RecordedRequest",
+    "SandboxHTTPServer",
+    "status_body",
+]

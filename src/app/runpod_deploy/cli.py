@@ -1,0 +1,123 @@
+"""The `runpod-deploy` command: a click group whose subcommands are imported on first use.
+
+Only this module decides exit codes (runpod-deploy 0.8.4 printed tracebacks instead):
+- 0 success; 1 runtime failure (the job failed, a port failed, compare-runs found a failed or
+  missing run); 2 usage or config error; 130 interrupted;
+- commands may return their own documented codes (e.g. `gpu-inventory` 3 on stock-out).
+Expected errors print one line `runpod-deploy: <message>` on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+import click
+
+from pegboard import __version__
+from pegboard.domain.errors import ConfigError, Interrupted, PegboardError, UsageError
+
+PROG = "runpod-deploy"
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# name -> "module:attribute". A command's module is imported only when that command runs (or
+# `--help` lists it), so `runpod-deploy --help` stays fast. Add one line per command.
+COMMANDS: dict[str, str] = {
+    "run": "pegboard.app.runpod_deploy.run_command:run",
+    "validate": "pegboard.app.runpod_deploy.validate_command:validate",
+    "ls-runs": "pegboard.app.runpod_deploy.records_commands:ls_runs",
+    "manifest-summary": "pegboard.app.runpod_deploy.records_commands:manifest_summary",
+    "compare-runs": "pegboard.app.runpod_deploy.records_commands:compare_runs",
+    "events": "pegboard.app.runpod_deploy.records_commands:events",
+    "events-query": "pegboard.app.runpod_deploy.records_commands:events_query",
+    "capture-env": "pegboard.app.runpod_deploy.records_commands:capture_env",
+}
+
+
+class LazyGroup(click.Group):
+    """Resolves COMMANDS on demand; a command whose module does not exist yet is not listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._load(cmd_name)
+
+    @staticmethod
+    def _load(name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # not written yet: hide it, but never hide a real bug
+                return None
+            raise
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name=PROG, message="%(prog)s %(version)s")
+def runpod_deploy() -> None:
+    """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
+
+
+def exit_code_for(error: PegboardError) -> int:
+    if isinstance(error, UsageError | ConfigError):
+        return EXIT_USAGE
+    if isinstance(error, Interrupted):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point: run the group and exit with the documented code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = runpod_deploy.main(args=args, prog_name=PROG, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()
+        else:
+            where = exc.ctx.command_path if exc.ctx is not None else PROG
+            sys.stderr.write(f"{PROG}: {exc.format_message()} (see '{where} --help')\n")
+        code = EXIT_USAGE
+    except click.ClickException as exc:
+        sys.stderr.write(f"{PROG}: {exc.format_message()}\n")
+        code = exc.exit_code
+    except click.Abort:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        code = EXIT_INTERRUPTED
+    except ConfigError as exc:
+        _report_config_error(exc)
+        code = EXIT_USAGE
+    except PegboardError as exc:
+        sys.stderr.write(f"{PROG}: {exc}\n")
+        code = exit_code_for(exc)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        code = EXIT_INTERRUPTED
+    else:
+        code = result if isinstance(result, int) else 0
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def _report_config_error(error: ConfigError) -> None:
+    """One line per problem, so a config with five mistakes shows five lines."""
+    problems = error.problems
+    if len(problems) == 1:
+        sys.stderr.write(f"{PROG}: {problems[0]}\n")
+        return
+    sys.stderr.write(f"{PROG}: {len(problems)} problems in the configuration:\n")
+    for problem in problems:
+        sys.stderr.write(f"  {problem}\n")

@@ -1,0 +1,119 @@
+"""Load a runpod-deploy config the same way for every command: read, parse, override, render.
+
+`load_job` is the single path from a config file and CLI flags to a RenderedJob: strict parse,
+`--cost-cap-usd`/`--max-runtime-minutes` overrides, the $HOME guard, eager rendering of every
+template (CLI variables included) and the budget rule. `validate` and `run` both call it, so a
+config that validates is a config that renders.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pegboard.domain.documents import SourceDocument
+from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
+from pegboard.domain.gpujob.spec import JobSpec
+from pegboard.domain.gpujob.spec_validation import parse_job_spec
+from pegboard.domain.gpujob.templates import (
+    RenderedJob,
+    make_builtins,
+    render_job,
+    run_dir_name,
+)
+
+ReadDocument = Callable[[Path], SourceDocument]
+
+
+@attrs.frozen
+class LoadedJob:
+    document: SourceDocument
+    spec: JobSpec  # with budget overrides applied
+    job: RenderedJob
+    budget: BudgetEstimate
+
+
+def load_job(
+    *,
+    config_path: Path,
+    read_document: ReadDocument,
+    cli_vars: Mapping[str, str],
+    home: str,
+    now: datetime,
+    unique_suffix: str,
+    cost_cap_usd: float | None = None,
+    max_runtime_minutes: int | None = None,
+) -> LoadedJob:
+    """Everything `run` needs from the config; raises ConfigError/UsageError, never renders
+    lazily."""
+    absolute = config_path.expanduser().absolute()
+    document = read_document(absolute)
+    spec = parse_job_spec(document)
+    spec = apply_budget_overrides(
+        spec, cost_cap_usd=cost_cap_usd, max_runtime_minutes=max_runtime_minutes
+    )
+    builtins = make_builtins(
+        spec,
+        document=document,
+        config_path=str(absolute),
+        home=home,
+        run_stamp=run_dir_name(now, unique_suffix),
+    )
+    job = render_job(spec, cli_vars=cli_vars, builtins=builtins, document=document)
+    overridden = cost_cap_usd is not None or max_runtime_minutes is not None
+    budget = check_budget(spec, document=document, overridden=overridden)
+    return LoadedJob(document=document, spec=spec, job=job, budget=budget)
+
+
+def merge_cli_vars(
+    var_args: Sequence[str], vars_file: Path | None, *, read_text: Callable[[Path], str]
+) -> dict[str, str]:
+    """`--vars-file` (a JSON object) merged with `--var K=V` (repeatable; `--var` wins)."""
+    merged: dict[str, str] = {}
+    if vars_file is not None:
+        merged.update(_read_vars_file(vars_file, read_text))
+    for item in var_args:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--var expects KEY=VALUE, got {item!r}")
+        _check_name(key, "--var")
+        merged[key] = value
+    return merged
+
+
+def _read_vars_file(path: Path, read_text: Callable[[Path], str]) -> dict[str, str]:
+    try:
+        data: Any = json.loads(read_text(path))
+    except FileNotFoundError:
+        raise UsageError(f"--vars-file {path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"--vars-file {path}: cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--vars-file {path}: not valid JSON ({exc.msg}, line {exc.lineno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--vars-file {path}: must hold a JSON object of NAME: value")
+    result: dict[str, str] = {}
+    for key, value in data.items():
+        _check_name(key, f"--vars-file {path}")
+        if isinstance(value, bool):
+            result[key] = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            result[key] = str(value)
+        else:
+            raise UsageError(
+                f"--vars-file {path}: {key} must be a string or number, got {type(value).__name__}"
+            )
+    return result
+
+
+def _check_name(key: str, where: str) -> None:
+    if not key.isidentifier() or not key.isascii():
+        raise UsageError(f"{where}: variable name must be an identifier, got {key!r}")

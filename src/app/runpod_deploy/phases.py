@@ -1,0 +1,325 @@
+"""The pod-side phases of a run, each a function over the ports (used by run_job).
+
+A phase that cannot go on raises PhaseFailed with a one-line reason; port errors are turned
+into reasons by the caller. Nothing here writes to stdout except the job's own log bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from pegboard.domain.errors import NotFound, PegboardError, PortError
+from pegboard.domain.gpujob.monitor import LogMonitor, Outcome, StepEvent, Verdict
+from pegboard.domain.gpujob.plan import RunBudget
+from pegboard.domain.gpujob.records import metrics_command, parse_metrics
+from pegboard.domain.gpujob.templates import (
+    RenderedCommand,
+    RenderedRemoteEnv,
+    RenderedRun,
+    RenderedSecret,
+)
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
+from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
+
+logger = logging.getLogger(__name__)
+
+
+class PhaseFailed(PegboardError):
+    """A phase could not complete; the message is the manifest's failure_reason."""
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@attrs.frozen
+class Timing:
+    """How often the run looks at things (tests and the bench shorten them)."""
+
+    follow_heartbeat_sec: float = 0.1
+    probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
+    after_marker_probe_sec: float = 0.05
+    success_exit_grace_sec: float = 3.0
+    ready_poll_initial_sec: float = 0.5
+    ready_poll_max_sec: float = 5.0
+    shell_probe_timeout_sec: float = 15.0
+    lost_contact_after_sec: float = 120.0
+    log_start_timeout_sec: float = 30.0
+
+
+EmitEvent = Callable[..., None]
+
+
+class Redactor:
+    """Replaces secret values in any text the tool shows or records."""
+
+    def __init__(self) -> None:
+        self._values: list[str] = []
+
+    def add(self, value: str) -> None:
+        if len(value) >= 3 and value not in self._values:
+            self._values.append(value)
+            self._values.sort(key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for value in self._values:
+            text = text.replace(value, "***")
+        return text
+
+
+# --- provisioning: waiting for the pod ----------------------------------------------------------
+
+
+def wait_until_ready(
+    cloud: GpuCloud,
+    pod_id: str,
+    *,
+    open_shell: Callable[[PodStatus], RemoteShell],
+    clock: Clock,
+    timeout_sec: float,
+    timing: Timing,
+) -> tuple[PodStatus, RemoteShell]:
+    """Poll the pod until ssh is published and a command runs; transient errors are retried."""
+    deadline = clock.monotonic() + timeout_sec
+    delay = timing.ready_poll_initial_sec
+    last = "no status yet"
+    while True:
+        try:
+            status = cloud.get_pod(pod_id)
+            last = status.desired_status
+            if status.ready:
+                shell = open_shell(status)
+                try:
+                    shell.run("true", timeout=timing.shell_probe_timeout_sec)
+                    return status, shell
+                except PortError as exc:
+                    shell.close()
+                    last = f"{status.desired_status}, shell not answering ({exc})"
+        except NotFound:
+            raise PhaseFailed(f"pod {pod_id} disappeared while starting") from None
+        except PortError as exc:
+            last = f"status query failed ({exc})"
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            raise PhaseFailed(f"pod {pod_id} not ready after {timeout_sec:g}s (last: {last})")
+        clock.sleep(min(delay, remaining))
+        delay = min(delay * 2, timing.ready_poll_max_sec)
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def run_commands(
+    shell: RemoteShell,
+    commands: Sequence[RenderedCommand],
+    *,
+    label: str,
+    remote_env: RenderedRemoteEnv,
+    budget: RunBudget,
+    clock: Clock,
+    on_output: Callable[[bytes], None],
+    redact: Redactor,
+) -> None:
+    """Run setup or preflight commands in order; the first non-zero exit fails the phase."""
+    for index, item in enumerate(commands):
+        command = (remote_env.shell_prefix() if item.with_env else "") + item.command
+        remaining = budget.remaining(clock.monotonic())
+        if remaining <= 0:
+            raise PhaseFailed(budget.exceeded_reason(clock.monotonic()) or "budget exhausted")
+        logger.info("[%s] %d/%d: %s", label, index + 1, len(commands), _brief(redact(item.command)))
+        result = shell.run(command, timeout=min(item.timeout_sec, remaining), on_output=on_output)
+        if result.exit_code != 0:
+            tail = redact(result.stderr.decode(errors="replace").strip())[-300:]
+            raise PhaseFailed(
+                f"{label} command {index + 1} exited {result.exit_code}: "
+                f"{_brief(redact(item.command))}" + (f" ({tail})" if tail else ""),
+                exit_code=result.exit_code,
+            )
+
+
+# --- secrets ------------------------------------------------------------------------------------
+
+
+def secret_payload(
+    secret: RenderedSecret,
+    *,
+    environ: Mapping[str, str],
+    read_local_file: Callable[[str], bytes],
+    redact: Redactor,
+) -> bytes:
+    """The secret file's bytes: `KEY='value'` lines (shell-quoted for `source`) or the file."""
+    if secret.file is not None:
+        try:
+            data = read_local_file(secret.file)
+        except FileNotFoundError:
+            raise PhaseFailed(f"secret {secret.name!r}: no such file {secret.file}") from None
+        except OSError as exc:
+            raise PhaseFailed(
+                f"secret {secret.name!r}: cannot read {secret.file}: {exc.strerror or exc}"
+            ) from None
+        return data
+    lines = []
+    for key in secret.env:
+        if key not in environ:
+            raise PhaseFailed(f"secret {secret.name!r}: environment variable {key} is not set")
+        redact.add(environ[key])
+        lines.append(f"{key}={shlex.quote(environ[key])}\n")
+    return "".join(lines).encode()
+
+
+# --- launch and monitor -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class JobPaths:
+    script: str
+    log: str
+    status: str
+    pid: str
+
+
+def job_paths(run: RenderedRun) -> JobPaths:
+    return JobPaths(
+        run.script_path, run.log_path, run.script_path + ".exit", run.script_path + ".pid"
+    )
+
+
+def launch(shell: RemoteShell, run: RenderedRun, paths: JobPaths) -> int:
+    """Deliver the script as data (no heredoc: any body is safe) and start it detached."""
+    body = run.body if run.body.endswith("\n") else run.body + "\n"
+    shell.write_file(paths.script, body.encode(), mode=0o755)
+    return shell.start_detached(
+        paths.script, log_path=paths.log, status_path=paths.status, pid_path=paths.pid
+    )
+
+
+@attrs.frozen
+class MonitorResult:
+    verdict: Verdict
+    log_bytes: int
+
+
+def monitor(
+    shell: RemoteShell,
+    run: RenderedRun,
+    paths: JobPaths,
+    *,
+    budget: RunBudget,
+    clock: Clock,
+    timing: Timing,
+    job_output: Callable[[bytes], None],
+    emit: EmitEvent,
+    sample_metrics: Callable[[], None] | None,
+    sample_interval_sec: float,
+) -> MonitorResult:
+    """Stream the log to `job_output` and decide; a transient error never ends the run."""
+    machine = LogMonitor(success_marker=run.success_marker, failure_markers=run.failure_markers)
+    offset = 0
+    stream: ByteStream | None = None
+    last_probe = float("-inf")
+    last_sample = clock.monotonic()
+    trouble_since: float | None = None
+    backoff = 0.2
+
+    def take(data: bytes, now: float) -> None:
+        nonlocal offset
+        if not data:
+            return
+        offset += len(data)
+        job_output(data)
+        _emit_steps(emit, machine.feed(data, now=now))
+
+    try:
+        while machine.verdict is None:
+            now = clock.monotonic()
+            try:
+                if stream is None:
+                    stream = shell.follow(
+                        paths.log, from_offset=offset, heartbeat=timing.follow_heartbeat_sec
+                    )
+                take(next(stream), clock.monotonic())
+                if machine.verdict is not None:
+                    break
+                now = clock.monotonic()
+                interval = (
+                    timing.after_marker_probe_sec
+                    if machine.success_seen_at is not None
+                    else timing.probe_interval_sec
+                )
+                if now - last_probe >= interval:
+                    last_probe = now
+                    status = shell.detached_status(pid_path=paths.pid, status_path=paths.status)
+                    if not status.running:
+                        # Everything the script wrote is in the file now: read it all first.
+                        take(shell.read_file(paths.log, offset=offset), now)
+                        _emit_steps(emit, machine.end_of_log(now=now))
+                        machine.observe_status(status, now=now)
+                trouble_since = None
+                backoff = 0.2
+            except PortError as exc:
+                if stream is not None:
+                    stream.close()
+                    stream = None
+                trouble_since = now if trouble_since is None else trouble_since
+                if now - trouble_since >= timing.lost_contact_after_sec:
+                    raise PhaseFailed(
+                        f"lost contact with the pod for {now - trouble_since:.0f}s: {exc}"
+                    ) from None
+                logger.warning("[monitor] transient error, retrying: %s", exc)
+                clock.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            machine.tick(now=clock.monotonic(), grace=timing.success_exit_grace_sec)
+            if machine.verdict is not None:
+                break
+            now = clock.monotonic()
+            exceeded = budget.exceeded_reason(now)
+            if exceeded is not None:
+                raise PhaseFailed(exceeded)
+            if sample_metrics is not None and now - last_sample >= sample_interval_sec:
+                last_sample = now
+                sample_metrics()
+    finally:
+        if stream is not None:
+            stream.close()
+    verdict = machine.verdict
+    assert verdict is not None
+    if verdict.outcome is Outcome.FAILED:
+        raise PhaseFailed(verdict.reason, exit_code=verdict.exit_code)
+    return MonitorResult(verdict=verdict, log_bytes=offset)
+
+
+def _emit_steps(emit: EmitEvent, steps: list[StepEvent]) -> None:
+    for step in steps:
+        emit(step.event, name=step.name)
+
+
+def metrics_sampler(
+    shell: RemoteShell,
+    *,
+    volume_mount: str,
+    clock: Clock,
+    record: Callable[[dict[str, object]], None],
+) -> Callable[[], None]:
+    """One metrics.jsonl row per call; failures are logged and skipped (never fatal)."""
+
+    def sample() -> None:
+        try:
+            result = shell.run(metrics_command(volume_mount), timeout=30)
+        except PortError as exc:
+            logger.debug("[telemetry] sample failed: %s", exc)
+            return
+        record(parse_metrics(result.stdout.decode(errors="replace"), ts=clock.now()))
+
+    return sample
+
+
+def _brief(command: str) -> str:
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    more = " ..." if len(command.strip().splitlines()) > 1 else ""
+    return (first if len(first) <= 120 else first[:117] + "...") + more

@@ -1,0 +1,213 @@
+"""The record-reading commands: ls-runs, manifest-summary, compare-runs, events, events-query,
+capture-env.
+
+They read what `run` leaves in `<project_root>/artifacts/runpod/<run-dir>/`: the manifest
+`runpod_deploy_pull_manifest.json` and `events.jsonl`, as written by runpod-deploy 0.8.4 or by
+pegboard (fields either one lacks are shown as missing, never an error). Results go to stdout;
+notes and warnings about unreadable files go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob import forensics
+from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
+
+logger = logging.getLogger(__name__)
+
+RUNS_SUBDIR = Path("artifacts") / "runpod"
+
+
+# --- file access ----------------------------------------------------------------------------
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """A manifest file, or a run directory holding one; None (with a warning) if unreadable."""
+    if path.is_dir():
+        path = path / MANIFEST_FILENAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        logger.warning("manifest not found: %s", path)
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        logger.warning("cannot parse manifest %s: %s", path, exc)
+        return None
+    if not isinstance(data, dict):
+        logger.warning("manifest %s is a JSON %s, not an object", path, type(data).__name__)
+        return None
+    return data
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """events.jsonl of a run directory (or the file itself); malformed lines are skipped."""
+    if path.is_dir():
+        path = path / EVENTS_FILENAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        logger.warning("cannot read %s: %s", path, exc)
+        return []
+    events, warnings = forensics.parse_events(text)
+    for warning in warnings:
+        logger.warning("%s: %s", path, warning)
+    return events
+
+
+def run_dirs(project_root: Path) -> list[Path]:
+    """Run directories with a manifest, oldest first (their names sort by time)."""
+    base = project_root / RUNS_SUBDIR
+    if not base.is_dir():
+        return []
+    return sorted(
+        child for child in base.iterdir() if child.is_dir() and (child / MANIFEST_FILENAME).is_file()
+    )
+
+
+def _existing_dir(path: Path, flag: str) -> Path:
+    if not path.is_dir():
+        raise UsageError(f"{flag}: no such directory: {path}")
+    return path
+
+
+def _now() -> Any:
+    from pegboard.app.runpod_deploy.container import current_container
+
+    return current_container().utc_now()
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+@click.command("ls-runs")
+@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True, help="Project whose artifacts/runpod/ to list.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the N most recent runs.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list instead of a table.")
+@verbosity_options
+def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
+    """List past runs of a project, oldest first."""
+    root = project_root.resolve()
+    found = run_dirs(root)
+    if limit is not None:
+        found = found[-limit:]
+    rows = []
+    for run_dir in found:
+        manifest = read_manifest(run_dir)
+        if manifest is not None:
+            rows.append(forensics.run_row(run_dir.name, manifest))
+    if as_json:
+        click.echo(json.dumps([row.as_json() for row in rows], indent=2))
+    elif rows:
+        click.echo(forensics.format_runs_table(rows))
+    else:
+        logger.info("no runs found under %s", root / RUNS_SUBDIR)
+    return 0
+
+
+@click.command("manifest-summary")
+@click.argument("manifest", required=False, type=click.Path(path_type=Path))
+@click.option("--root", type=click.Path(path_type=Path), help="Summarise every manifest under DIR, with totals.")
+@verbosity_options
+def manifest_summary(manifest: Path | None, root: Path | None) -> int:
+    """Summarise one manifest, or every manifest under --root with a TOTALS block."""
+    if (manifest is None) == (root is None):
+        raise UsageError("manifest-summary: give exactly one of MANIFEST or --root DIR")
+    if manifest is not None:
+        data = read_manifest(manifest)
+        if data is None:
+            raise UsageError(f"manifest-summary: cannot read manifest {manifest}")
+        click.echo(forensics.format_manifest_summary(data))
+        return 0
+    assert root is not None
+    paths = sorted(_existing_dir(root, "--root").rglob(MANIFEST_FILENAME))
+    blocks, totals = [], forensics.Totals()
+    for path in paths:
+        data = read_manifest(path)
+        if data is None:
+            continue
+        blocks.append(f"== {path} ==\n{forensics.format_manifest_summary(data)}")
+        totals = totals.add(data)
+    if not blocks:
+        logger.info("no manifests found under %s", root)
+        return 0
+    click.echo("\n\n".join(blocks) + "\n")
+    click.echo(totals.format())
+    return 0
+
+
+@click.command("compare-runs")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@verbosity_options
+def compare_runs(a: Path, b: Path) -> int:
+    """Diff two runs (manifest files or run directories). Exit 1 if either failed or is missing."""
+    first, second = read_manifest(a), read_manifest(b)
+    if first is None or second is None:
+        return 1
+    click.echo(forensics.format_comparison(str(a), str(b), first, second))
+    return 1 if first.get("failed") or second.get("failed") else 0
+
+
+@click.command("events")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@verbosity_options
+def events(run_dir: Path) -> int:
+    """Timeline of a run's events.jsonl, as offsets from the first event."""
+    if not run_dir.exists():
+        raise UsageError(f"events: no such run directory: {run_dir}")
+    found = read_events(run_dir)
+    if not found:
+        logger.info("no events in %s", run_dir / EVENTS_FILENAME if run_dir.is_dir() else run_dir)
+        return 0
+    click.echo(forensics.format_timeline(found))
+    return 0
+
+
+@click.command("events-query")
+@click.option("--root", type=click.Path(path_type=Path), default=RUNS_SUBDIR, show_default=True, help="Search events.jsonl files under DIR.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Exact match on an event field (repeatable, all must match).")
+@click.option("--since", metavar="DURATION", help="Only events newer than this: 30s, 5m, 1h30m, 7d.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines, each with a run_dir field.")
+@verbosity_options
+def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_json: bool) -> int:
+    """Search the events of every run under --root."""
+    parsed = forensics.parse_filters(filters)
+    window = forensics.parse_since(since) if since is not None else None
+    not_before = _now() - timedelta(seconds=window) if window is not None else None
+    rows = []
+    for path in sorted(_existing_dir(root, "--root").rglob(EVENTS_FILENAME)):
+        for event in read_events(path):
+            if forensics.event_matches(event, filters=parsed, not_before=not_before):
+                rows.append({**event, "run_dir": path.parent.name})
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row))
+    elif rows:
+        click.echo("\n".join(forensics.format_event_row(row) for row in rows))
+    else:
+        logger.info("no matching events under %s", root)
+    return 0
+
+
+@click.command("capture-env")
+@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True)
+@verbosity_options
+def capture_env(project_root: Path) -> int:
+    """Print the project's git sha, dirty flag, branch and lockfile hash as JSON."""
+    from pegboard.app.runpod_deploy.container import current_container
+
+    root = _existing_dir(project_root.resolve(), "--project-root")
+    metadata = current_container().capture_deploy_metadata()(root)
+    click.echo(json.dumps(metadata, indent=2))
+    return 0

@@ -1,0 +1,134 @@
+"""`squarepeg clean`: the orphan sweep on demand (no run to exclude, no `orphan_sweep` switch).
+
+`--dry-run` prints an aligned `kind/name  category  detail` table on stdout and deletes nothing.
+Exit 125 when the list or any delete failed, 0 otherwise ("nothing to clean" included).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import click
+
+from pegboard.domain.errors import PortError, RunnerError, UsageError
+from pegboard.domain.squarepeg.labels import sanitize_label_value
+from pegboard.domain.squarepeg.orphans import SweepDecision
+
+
+def orphan_table(decisions: Sequence[SweepDecision]) -> str:
+    """`kind/name  category  detail` rows, columns aligned, one line each."""
+    rows = [(d.ref, d.category.value, d.detail) for d in decisions]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return "".join(
+        f"{ref.ljust(widths[0])}  {category.ljust(widths[1])}  {detail}\n"
+        for ref, category, detail in rows
+    )
+
+
+@click.command("clean", context_settings={"help_option_names": ["--help"]})
+@click.option("--dry-run", is_flag=True, help="List what would be deleted (stdout); delete nothing.")
+@click.option(
+    "--min-age",
+    type=int,
+    metavar="SECONDS",
+    help="Only resources finished/stuck this long (default: config orphan_sweep_min_age, 300).",
+)
+@click.option("-n", "--namespace", metavar="NS", help="Namespace to clean.")
+@click.option("--context", metavar="CTX", help="kubeconfig context.")
+@click.option("--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
+@click.option("--config", "config_paths", multiple=True, metavar="PATH", help="Extra config file.")
+@click.option("--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml.")
+@click.option("--profile", metavar="NAME", help="Apply profiles.NAME from config.")
+def clean(**params: Any) -> int:
+    """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
+    return execute_clean(**params)
+
+
+def execute_clean(
+    *,
+    dry_run: bool = False,
+    min_age: int | None = None,
+    namespace: str | None = None,
+    context: str | None = None,
+    quiet: bool = False,
+    no_color: bool = False,
+    config_paths: Sequence[str] = (),
+    no_default_config: bool = False,
+    profile: str | None = None,
+    container: Any = None,
+) -> int:
+    from pegboard.app.squarepeg.config_loading import load_config
+    from pegboard.app.squarepeg.container import current_container
+
+    from .status import StatusUI
+    from .sweep import delete_orphans, find_orphans
+
+    if min_age is not None and min_age < 0:
+        raise UsageError(f"--min-age {min_age}: must be 0 or more seconds")
+    container = container or current_container()
+    config = load_config(
+        config_paths=config_paths,
+        no_default_config=no_default_config,
+        profile=profile,
+        environ=container.environ(),
+        home=container.home(),
+        read_document=container.read_document(),
+    )
+    ui = StatusUI(
+        tag=secrets.token_hex(4),
+        stream=container.stderr(),
+        quiet=quiet or config.quiet,
+        color=False if no_color else None,
+        environ=container.environ(),
+    )
+    cluster = container.cluster(context=context, lenient_tls=config.lenient_tls)
+    target = cluster.target()
+    ns = namespace or config.namespace or target.namespace or "default"
+    ui.banner(target.context, ns)
+    created_by = sanitize_label_value(container.user_name())
+    age = config.orphan_sweep_min_age if min_age is None else min_age
+    try:
+        decisions = find_orphans(
+            cluster,
+            namespace=ns,
+            created_by=created_by,
+            now=container.clock().now(),
+            min_age_seconds=age,
+            exclude_run_id=None,
+        )
+    except PortError as exc:
+        raise RunnerError(
+            f"listing orphans in namespace {ns!r} failed: {exc} "
+            f"(clean needs list on pods and jobs in {ns!r})"
+        ) from None
+    if not decisions:
+        ui.success(f"nothing to clean in namespace {ns!r}")
+        return 0
+    if dry_run:
+        stdout: TextIO = container.stdout()
+        stdout.write(orphan_table(decisions))
+        stdout.flush()
+        ui.step(f"would delete {len(decisions)} orphaned resource(s) in namespace {ns!r}")
+        return 0
+
+    def report(result: Any) -> None:
+        ref = result.decision.ref
+        if result.error is not None:
+            ui.warn(f"could not delete {ref}: {result.error}")
+        elif result.deleted:
+            ui.detail(f"deleted {ref} ({result.decision.detail})")
+        else:
+            ui.detail(f"{ref} was already gone")
+
+    results = delete_orphans(cluster, decisions, namespace=ns, on_result=report)
+    failed = sum(1 for r in results if r.error is not None)
+    gone = sum(1 for r in results if r.error is None and not r.deleted)
+    cleaned = len(results) - failed
+    summary = f"cleaned {cleaned} of {len(results)} ({gone} already gone, {failed} failed)"
+    if failed:
+        raise RunnerError(summary)
+    ui.success(summary)
+    return 0

@@ -1,0 +1,103 @@
+"""`squarepeg config [show]`: print the merged, interpolated config and where it came from.
+
+stdout: the merged config as YAML (profile applied, `profiles` removed), and nothing else.
+stderr: one `[squarepeg] <path> (<origin>)` line per file, or "no config files loaded".
+Options given on the group (`squarepeg config --profile gpu show`) pass down to `show`; an option
+given to `show` itself wins. A bare `squarepeg config` is `config show`, as in squarepeg 0.4.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from pegboard.app.squarepeg.config_loading import LoadedConfig, load_config_layers
+
+_F = Callable[..., Any]
+
+
+def _config_options(command: _F) -> _F:
+    command = click.option(
+        "--profile", metavar="NAME", default=None, help="Apply profiles.NAME from the config."
+    )(command)
+    command = click.option(
+        "--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml."
+    )(command)
+    command = click.option(
+        "--config",
+        "config_paths",
+        multiple=True,
+        metavar="PATH",
+        help="Extra config file (repeatable, later wins).",
+    )(command)
+    return command
+
+
+@click.group("config", invoke_without_command=True)
+@_config_options
+@click.pass_context
+def config(
+    ctx: click.Context, config_paths: tuple[str, ...], no_default_config: bool, profile: str | None
+) -> int | None:
+    """Inspect the merged configuration (a bare `config` is `config show`)."""
+    if ctx.invoked_subcommand is None:
+        return show_config(
+            config_paths=config_paths, no_default_config=no_default_config, profile=profile
+        )
+    # Group options become the defaults of `show`; what `show` is given explicitly wins.
+    defaults: dict[str, Any] = {}
+    if config_paths:
+        defaults["config_paths"] = config_paths
+    if no_default_config:
+        defaults["no_default_config"] = True
+    if profile is not None:
+        defaults["profile"] = profile
+    ctx.default_map = {"show": defaults}
+    return None
+
+
+@config.command("show")
+@_config_options
+def show(config_paths: tuple[str, ...], no_default_config: bool, profile: str | None) -> int:
+    """Print the merged config as YAML (stdout) and its source files (stderr)."""
+    return show_config(
+        config_paths=config_paths, no_default_config=no_default_config, profile=profile
+    )
+
+
+def show_config(
+    *,
+    config_paths: tuple[str, ...],
+    no_default_config: bool,
+    profile: str | None,
+    container: Any = None,
+) -> int:
+    # Imported here: the container pulls in dependency-injector, which --help never needs.
+    from pegboard.app.squarepeg.container import current_container
+
+    container = container or current_container()
+    loaded = load_config_layers(
+        config_paths=config_paths,
+        no_default_config=no_default_config,
+        profile=profile,
+        environ=container.environ(),
+        home=container.home(),
+        read_document=container.read_document(),
+    )
+    stderr = container.stderr()
+    for line in source_lines(loaded):
+        stderr.write(line + "\n")
+    stderr.flush()
+    stdout = container.stdout()
+    stdout.write(container.dump_yaml()(loaded.merged.data))
+    stdout.flush()
+    return 0
+
+
+def source_lines(loaded: LoadedConfig) -> list[str]:
+    """The stderr lines naming every config file, in the order they were merged."""
+    if not loaded.files:
+        return ["[squarepeg] no config files loaded"]
+    return [f"[squarepeg] {file.path} ({file.origin})" for file in loaded.files]

@@ -1,0 +1,290 @@
+"""`squarepeg run`: docker-run-style flags -> RunRequest -> ResolvedRun -> dry run or lifecycle.
+
+Everything after IMAGE is the container's command, untouched (docker semantics), including
+tokens that look like squarepeg flags; a note on stderr points out the likely mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pegboard.domain.errors import UsageError
+from pegboard.domain.squarepeg.docker_flags import REJECTED_FLAGS, rejected_flag_message
+from pegboard.domain.squarepeg.request import EnvFile, RunRequest
+
+# squarepeg's own long flags that docker does not have: seeing one after IMAGE is likely a mistake.
+RUN_ONLY_FLAGS = (
+    "--dry-run", "--dry-run-server", "--keep", "--mode", "--namespace", "--context", "--timeout",
+    "--quiet", "--no-color", "--container-name", "--config", "--no-default-config", "--profile",
+    "--request-cpu", "--limit-cpu", "--request-memory", "--limit-memory",
+)  # fmt: skip
+
+
+class _RunCommand(click.Command):
+    """Keeps the raw arguments, so a rejected docker flag is reported the way it was typed."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["squarepeg.raw_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def _rejected_param(index: int) -> str:
+    return f"rejected_{index}"
+
+
+def _add_rejected_flags(command: Any) -> Any:
+    for index, flag in reversed(list(enumerate(REJECTED_FLAGS))):
+        if flag.takes_value:
+            option = click.option(
+                *flag.aliases, _rejected_param(index), multiple=True, hidden=True, default=()
+            )
+        else:
+            option = click.option(*flag.aliases, _rejected_param(index), is_flag=True, hidden=True)
+        command = option(command)
+    return command
+
+
+def _typed_alias(raw_args: Sequence[str], aliases: Sequence[str]) -> str:
+    """The alias the user typed (`--net=host` -> `--net`); the first alias when not found."""
+    for token in raw_args:
+        if token == "--":
+            break
+        for alias in aliases:
+            if token == alias or (alias.startswith("--") and token.startswith(alias + "=")):
+                return alias
+            if not alias.startswith("--") and token.startswith(alias) and len(token) > 2:
+                return alias  # -p8080:80
+    return aliases[0]
+
+
+def _check_rejected(ctx: click.Context, params: dict[str, Any]) -> None:
+    raw_args = ctx.meta.get("squarepeg.raw_args", [])
+    for index, flag in enumerate(REJECTED_FLAGS):
+        value = params.pop(_rejected_param(index))
+        if value:  # a flag set, or a value given (even an empty one: `--network ""`)
+            alias = _typed_alias(raw_args, flag.aliases)
+            raise UsageError(rejected_flag_message(flag, as_typed=alias))
+
+
+def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
+    files = []
+    for path in paths:
+        try:
+            text = Path(path).expanduser().read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"--env-file {path}: not UTF-8 text") from None
+        files.append(EnvFile(path=path, lines=tuple(text.splitlines())))
+    return tuple(files)
+
+
+def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
+    """One note per token after IMAGE that is exactly one of squarepeg's own run-only flags."""
+    notes = []
+    for token in command:
+        flag = token.split("=", 1)[0]
+        if flag in RUN_ONLY_FLAGS:
+            notes.append(
+                f"squarepeg: note: {token!r} comes after IMAGE, so it is passed to the container "
+                "as an argument; put squarepeg options before IMAGE"
+            )
+    return notes
+
+
+@_add_rejected_flags
+@click.command(
+    "run",
+    cls=_RunCommand,
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": ["--help"],
+    },
+)
+@click.option(
+    "-e",
+    "--env",
+    multiple=True,
+    metavar="KEY[=VALUE]",
+    help="Set an environment variable; a bare KEY copies the local value.",
+)
+@click.option("--env-file", multiple=True, metavar="PATH", help="Read KEY=VALUE lines from a file.")
+@click.option(
+    "-v",
+    "--volume",
+    "volumes",
+    multiple=True,
+    metavar="SPEC",
+    help="/ctr (scratch), NAME:/ctr[:ro|rw] (configured volume) or /host:/ctr[:ro|rw].",
+)
+@click.option("--tmpfs", multiple=True, metavar="PATH[:size=N]", help="Memory-backed emptyDir.")
+@click.option("--shm-size", metavar="SIZE", help="Size of /dev/shm (memory-backed emptyDir).")
+@click.option("--name", metavar="NAME", help="Pod/Job name (RFC1123 label); generated if omitted.")
+@click.option("-w", "--workdir", metavar="DIR", help="Working directory inside the container.")
+@click.option("--entrypoint", metavar="CMD", help="Override the image's entrypoint (one word).")
+@click.option("-i", "--interactive", is_flag=True, help="Set stdin: true (stdin is not forwarded).")
+@click.option("-t", "--tty", is_flag=True, help="Set tty: true (implies stdin: true).")
+@click.option("--rm", is_flag=True, help="Accepted for docker compatibility (default behaviour).")
+@click.option("--pull", metavar="always|missing|never", help="Image pull policy.")
+@click.option("--cpus", metavar="N", help="CPU request and limit, docker style (0.5 -> 500m).")
+@click.option(
+    "-m", "--memory", metavar="SIZE", help="Memory request and limit, docker style (512m -> 512Mi)."
+)
+@click.option("--gpus", metavar="N|count=N", help="GPU request and limit.")
+@click.option("--request-cpu", metavar="QTY", help="CPU request, Kubernetes quantity (500m).")
+@click.option("--limit-cpu", metavar="QTY", help="CPU limit, Kubernetes quantity.")
+@click.option(
+    "--request-memory", metavar="QTY", help="Memory request, Kubernetes quantity (512Mi)."
+)
+@click.option("--limit-memory", metavar="QTY", help="Memory limit, Kubernetes quantity.")
+@click.option("-u", "--user", metavar="UID[:GID]", help="Numeric user (and group) to run as.")
+@click.option(
+    "-l",
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY[=VALUE]",
+    help="Add a label to the Pod/Job.",
+)
+@click.option("--read-only", is_flag=True, help="Read-only root filesystem.")
+@click.option("--cap-add", multiple=True, metavar="CAP", help="Add a Linux capability.")
+@click.option("--cap-drop", multiple=True, metavar="CAP", help="Drop a Linux capability.")
+@click.option("-h", "--hostname", metavar="NAME", help="Pod hostname.")
+@click.option(
+    "--add-host", "add_hosts", multiple=True, metavar="HOST:IP", help="Add a hostAliases entry."
+)
+@click.option("--platform", metavar="OS/ARCH", help="Schedule on nodes of this OS/architecture.")
+@click.option("--privileged", is_flag=True, help="Privileged container (config allow_privileged).")
+@click.option("--mode", metavar="pod|job", help="Create a Pod (default) or a Job.")
+@click.option("-n", "--namespace", metavar="NS", help="Target namespace.")
+@click.option("--context", metavar="CTX", help="kubeconfig context.")
+@click.option("--keep", is_flag=True, help="Do not delete the Pod/Job; label it squarepeg.io/keep.")
+@click.option("--dry-run", is_flag=True, help="Print the manifest as YAML; create nothing.")
+@click.option(
+    "--dry-run-server",
+    is_flag=True,
+    help="Submit as a server-side dry run and print the apiserver's answer.",
+)
+@click.option("--timeout", type=int, metavar="SECONDS", help="Startup timeout (default 300).")
+@click.option("--quiet", is_flag=True, help="Only errors on stderr.")
+@click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
+@click.option("--container-name", metavar="NAME", help="Container name (default main).")
+@click.option(
+    "--config",
+    "config_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Extra config file (repeatable, later wins).",
+)
+@click.option("--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml.")
+@click.option("--profile", metavar="NAME", help="Apply profiles.NAME from config.")
+@click.argument("image")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def run(ctx: click.Context, **params: Any) -> int:  # fmt: skip
+    """Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`."""
+    _check_rejected(ctx, params)
+    request = RunRequest(
+        image=params["image"],
+        command=tuple(params["command"]),
+        env=tuple(params["env"]),
+        env_files=_read_env_files(params["env_file"]),
+        volumes=tuple(params["volumes"]),
+        workdir=params["workdir"],
+        entrypoint=params["entrypoint"],
+        interactive=params["interactive"],
+        tty=params["tty"],
+        pull=params["pull"],
+        container_name=params["container_name"],
+        cpus=params["cpus"],
+        memory=params["memory"],
+        gpus=params["gpus"],
+        request_cpu=params["request_cpu"],
+        limit_cpu=params["limit_cpu"],
+        request_memory=params["request_memory"],
+        limit_memory=params["limit_memory"],
+        user=params["user"],
+        labels=tuple(params["labels"]),
+        shm_size=params["shm_size"],
+        read_only=params["read_only"],
+        cap_add=tuple(params["cap_add"]),
+        cap_drop=tuple(params["cap_drop"]),
+        hostname=params["hostname"],
+        add_hosts=tuple(params["add_hosts"]),
+        tmpfs=tuple(params["tmpfs"]),
+        platform=params["platform"],
+        privileged=params["privileged"],
+        name=params["name"],
+        namespace=params["namespace"],
+        context=params["context"],
+        mode=params["mode"],
+        rm=params["rm"],
+        keep=params["keep"],
+        dry_run=params["dry_run"],
+        dry_run_server=params["dry_run_server"],
+        timeout=params["timeout"],
+        quiet=params["quiet"],
+        no_color=params["no_color"],
+        config_paths=tuple(params["config_paths"]),
+        no_default_config=params["no_default_config"],
+        profile=params["profile"],
+    )
+    return execute(request)
+
+
+def execute(request: RunRequest, container: Any = None) -> int:
+    """Resolve the request against config and either print it (--dry-run) or run it."""
+    # Imported here: the container pulls in dependency-injector, which --help never needs.
+    from pegboard.app.squarepeg.container import current_container
+    from pegboard.domain.squarepeg.render import resolve_run
+
+    container = container or current_container()
+    stderr = container.stderr()
+    for note in misplaced_flag_notes(request.command):
+        stderr.write(note + "\n")
+    environ = container.environ()
+    config = load_config_for(request, container)
+    default_namespace = None
+    if request.dry_run and request.namespace is None and config.namespace is None:
+        default_namespace = container.read_kubeconfig_namespace()(
+            request.context, environ, container.home()
+        )
+    resolved = resolve_run(
+        request,
+        config,
+        environ=environ,
+        user=container.user_name(),
+        run_id=container.run_id(),
+        random_hex=container.random_hex(),
+        cwd=container.cwd(),
+        default_namespace=default_namespace,
+    )
+    if request.tty and not request.interactive:
+        stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
+    if request.dry_run:
+        stdout = container.stdout()
+        stdout.write(container.dump_yaml()(resolved.manifest))
+        stdout.flush()
+        return 0
+    from pegboard.app.squarepeg import lifecycle
+
+    return lifecycle.run(resolved, container=container, dry_run_server=request.dry_run_server)
+
+
+def load_config_for(request: RunRequest, container: Any) -> Any:
+    """The merged, validated config for this command line (layers, profile, interpolation)."""
+    from pegboard.app.squarepeg.config_loading import load_config
+
+    return load_config(
+        config_paths=request.config_paths,
+        no_default_config=request.no_default_config,
+        profile=request.profile,
+        environ=container.environ(),
+        home=container.home(),
+        read_document=container.read_document(),
+    )

@@ -1,0 +1,430 @@
+"""Reading run records back: summaries, diffs, timelines and event queries (pure functions).
+
+Works on the parsed JSON of manifests and events written by runpod-deploy 0.8.4 (schema "v2")
+and by pegboard; every field is optional, so a record missing a newer field (failure phase,
+cloud type, ...) or an older one still prints. Output shapes follow 0.8.4's commands.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from pegboard.domain.errors import UsageError
+
+MANIFEST_FILENAME = "runpod_deploy_pull_manifest.json"
+EVENTS_FILENAME = "events.jsonl"
+_MISSING = "—"
+
+# Fields pegboard adds to the manifest; shown only when present (0.8.4 manifests lack them).
+_NEWER_KEYS = ("outcome", "failure_phase", "failure_reason", "provider")
+
+
+# --- durations and filters ------------------------------------------------------------------
+
+_DURATION_PART = re.compile(r"(\d+)([smhd])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str) -> int:
+    """`30s`, `5m`, `1h`, `7d` and compounds like `1h30m` or `2d12h` -> seconds."""
+    parts = _DURATION_PART.findall(text)
+    if not text or "".join(n + u for n, u in parts) != text:
+        raise UsageError(
+            f"--since must be N followed by s, m, h or d, possibly repeated (30m, 1h30m, 7d); "
+            f"got {text!r}"
+        )
+    return sum(int(n) * _UNITS[u] for n, u in parts)
+
+
+def parse_filters(raw: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """`--filter KEY=VALUE` values; keys are identifiers, values exact strings."""
+    filters: list[tuple[str, str]] = []
+    for item in raw:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--filter expects KEY=VALUE, got {item!r}")
+        if not key.isidentifier():
+            raise UsageError(f"--filter key must be an identifier, got {key!r}")
+        filters.append((key, value))
+    return tuple(filters)
+
+
+def event_matches(
+    event: Mapping[str, Any],
+    *,
+    filters: Sequence[tuple[str, str]],
+    not_before: datetime | None,
+) -> bool:
+    """AND of exact-string filters, and (with --since) a timestamp at or after `not_before`."""
+    if not_before is not None:
+        ts = _parse_ts(event.get("ts_utc"))
+        if ts is None or ts < not_before:
+            return False
+    return all(key in event and _as_text(event[key]) == value for key, value in filters)
+
+
+def parse_events(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Events from events.jsonl text, plus a warning for each malformed line (skipped)."""
+    events: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            warnings.append(f"line {number}: malformed JSON ({exc.msg}); skipped")
+            continue
+        if isinstance(entry, dict):
+            events.append(entry)
+        else:
+            warnings.append(f"line {number}: not a JSON object; skipped")
+    return events, warnings
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+def format_timeline(events: Sequence[Mapping[str, Any]]) -> str:
+    """`[+M:SS] event k=v ...`, offsets from the first event with a timestamp."""
+    anchor = next(
+        (ts for ts in (_parse_ts(e.get("ts_utc")) for e in events) if ts is not None), None
+    )
+    lines = []
+    for event in events:
+        ts = _parse_ts(event.get("ts_utc"))
+        offset = "[+--:--]" if anchor is None or ts is None else _offset(ts, anchor)
+        lines.append(_event_line(offset, event, skip={"ts_utc", "event"}))
+    return "\n".join(lines)
+
+
+def format_event_row(event: Mapping[str, Any]) -> str:
+    """One events-query line: `[ts] run_dir event k=v ...`."""
+    prefix = f"[{event.get('ts_utc') or ''}] {event.get('run_dir') or ''}"
+    return _event_line(prefix, event, skip={"ts_utc", "event", "run_dir"})
+
+
+def _event_line(prefix: str, event: Mapping[str, Any], *, skip: set[str]) -> str:
+    fields = " ".join(f"{k}={_event_value(v)}" for k, v in event.items() if k not in skip)
+    return f"{prefix} {event.get('event') or '?'} {fields}".rstrip()
+
+
+def _offset(ts: datetime, anchor: datetime) -> str:
+    seconds = (ts - anchor).total_seconds()
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(int(abs(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"[{sign}{hours}:{minutes:02d}:{secs:02d}]"
+    return f"[{sign}{minutes}:{secs:02d}]"
+
+
+def _event_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"' if (" " in value or '"' in value) else value
+    return _as_text(value)
+
+
+# --- manifests ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RunRow:
+    """One `ls-runs` row."""
+
+    timestamp: str
+    job: str | None
+    pod_id: str | None
+    gpu_id: str | None
+    datacenter_id: str | None
+    wall_time_sec: float | None
+    failed: bool | None
+    estimated_cost_usd: float | None
+    failure_phase: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def run_row(run_dir_name: str, manifest: Mapping[str, Any]) -> RunRow:
+    return RunRow(
+        timestamp=run_dir_name,
+        job=_opt_str(manifest.get("job_name")),
+        pod_id=_opt_str(manifest.get("pod_id")),
+        gpu_id=_opt_str(manifest.get("gpu_id")),
+        datacenter_id=_opt_str(manifest.get("datacenter_id")),
+        wall_time_sec=_opt_number(manifest.get("wall_time_sec")),
+        failed=manifest.get("failed") if isinstance(manifest.get("failed"), bool) else None,
+        estimated_cost_usd=_opt_number(manifest.get("estimated_cost_usd")),
+        failure_phase=_opt_str(manifest.get("failure_phase")),
+    )
+
+
+def format_runs_table(rows: Sequence[RunRow]) -> str:
+    headers = ["timestamp", "job", "pod_id", "gpu", "dc", "wall_s", "failed", "est_$"]
+    cells = [
+        [
+            row.timestamp,
+            row.job or "",
+            row.pod_id or "",
+            row.gpu_id or "",
+            row.datacenter_id or "",
+            _MISSING if row.wall_time_sec is None else f"{row.wall_time_sec:.0f}",
+            _failed_cell(row),
+            _MISSING if row.estimated_cost_usd is None else f"${row.estimated_cost_usd:.2f}",
+        ]
+        for row in rows
+    ]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
+        for line in [headers, *cells]
+    )
+
+
+def _failed_cell(row: RunRow) -> str:
+    if row.failed is None:
+        return _MISSING
+    if not row.failed:
+        return "N"
+    return f"Y ({row.failure_phase})" if row.failure_phase else "Y"
+
+
+def format_manifest_summary(manifest: Mapping[str, Any]) -> str:
+    m = manifest
+    lines = [
+        f"job:           {_plain(m.get('job_name'))}",
+        f"run_id:        {_plain(m.get('run_id'))}",
+        f"failed:        {_plain(m.get('failed'))}",
+    ]
+    lines += [f"{key + ':':<15}{_plain(m[key])}" for key in _NEWER_KEYS if key in m]
+    lines += [
+        f"schema:        {_plain(m.get('schema_version'))}",
+        f"pod_id:        {_plain(m.get('pod_id'))}",
+        f"gpu:           {_plain(m.get('gpu_id'))}",
+        f"datacenter:    {_plain(m.get('datacenter_id'))}",
+    ]
+    if "cloud_type" in m:
+        lines.append(f"cloud_type:    {_plain(m.get('cloud_type'))}")
+    lines += [
+        f"image:         {_plain(m.get('image'))}",
+        f"storage:       {_plain(m.get('storage_mode'))}",
+        f"wall_time_sec: {_plain(m.get('wall_time_sec'))}",
+        f"price_usd/hr:  {_plain(m.get('gpu_price_per_hour_usd'))} "
+        f"({_plain(m.get('gpu_price_source'))})",
+        f"est_cost_usd:  {_plain(m.get('estimated_cost_usd'))}",
+        f"cost_cap_usd:  {_plain(m.get('cost_cap_usd'))}",
+        f"final_state:   {_plain(m.get('pod_final_state'))}",
+    ]
+    metadata = m.get("deploy_metadata")
+    if isinstance(metadata, Mapping) and metadata:
+        lines.append("deploy_metadata:")
+        lines += [f"  {key}: {_plain(value)}" for key, value in metadata.items()]
+    artifacts = [a for a in _list(m.get("artifacts")) if isinstance(a, Mapping)]
+    if artifacts:
+        lines.append("artifacts:")
+        lines += [
+            f"  - {_plain(a.get('label'))}: status={_plain(a.get('status'))} "
+            f"duration_sec={_plain(a.get('duration_sec'))}"
+            for a in artifacts
+        ]
+    telemetry = _list(m.get("telemetry_files"))
+    if telemetry:
+        lines.append("telemetry_files:")
+        lines += [f"  - {name}" for name in telemetry]
+    return "\n".join(lines)
+
+
+@attrs.frozen
+class Totals:
+    manifests: int = 0
+    failed: int = 0
+    wall_time_sec: float | None = None
+    estimated_cost_usd: float | None = None
+
+    def add(self, manifest: Mapping[str, Any]) -> Totals:
+        wall = _opt_number(manifest.get("wall_time_sec"))
+        cost = _opt_number(manifest.get("estimated_cost_usd"))
+        return Totals(
+            manifests=self.manifests + 1,
+            failed=self.failed + (1 if manifest.get("failed") is True else 0),
+            wall_time_sec=_add(self.wall_time_sec, wall),
+            estimated_cost_usd=_add(self.estimated_cost_usd, cost),
+        )
+
+    def format(self) -> str:
+        lines = [
+            "== TOTALS ==",
+            f"manifests:        {self.manifests}",
+            f"failed:           {self.failed}",
+        ]
+        if self.wall_time_sec is not None:
+            lines.append(f"wall_time_sec:    {self.wall_time_sec:.1f}")
+        if self.estimated_cost_usd is not None:
+            lines.append(f"estimated_cost:   ${self.estimated_cost_usd:.2f}")
+        return "\n".join(lines)
+
+
+_COMPARE_FIELDS = (
+    "schema_version",
+    "failed",
+    "outcome",
+    "failure_phase",
+    "failure_reason",
+    "job_name",
+    "provider",
+    "gpu_id",
+    "datacenter_id",
+    "cloud_type",
+    "gpu_price_per_hour_usd",
+    "gpu_price_source",
+    "wall_time_sec",
+    "estimated_cost_usd",
+    "pod_id",
+    "pod_final_state",
+    "image",
+    "storage_mode",
+)
+_COMPARE_METADATA_FIELDS = (
+    "local_git_sha",
+    "local_git_dirty",
+    "local_git_branch",
+    "payload_lockfile",
+    "payload_lockfile_sha256",
+    "remote_python_version",
+    "remote_uname",
+)
+# Only shown when either manifest has them, so 0.8.4 pairs compare exactly as before.
+_OPTIONAL_COMPARE_FIELDS = frozenset(
+    {"outcome", "failure_phase", "failure_reason", "provider", "cloud_type"}
+)
+
+
+def format_comparison(
+    a_label: str, b_label: str, a: Mapping[str, Any], b: Mapping[str, Any]
+) -> str:
+    """Side-by-side diff: `field  a == b` or `field  a  →  b`."""
+    rows: list[tuple[str, str]] = [
+        (field, _diff(a.get(field), b.get(field)))
+        for field in _COMPARE_FIELDS
+        if field not in _OPTIONAL_COMPARE_FIELDS or field in a or field in b
+    ]
+    a_meta, b_meta = _mapping(a.get("deploy_metadata")), _mapping(b.get("deploy_metadata"))
+    rows += [
+        (f"deploy_metadata.{field}", _diff(a_meta.get(field), b_meta.get(field)))
+        for field in _COMPARE_METADATA_FIELDS
+    ]
+    a_art, b_art = _artifacts_by_label(a), _artifacts_by_label(b)
+    for label in sorted(set(a_art) | set(b_art)):
+        for field in ("status", "bytes_transferred", "duration_sec"):
+            rows.append(
+                (
+                    f"artifact[{label}].{field}",
+                    _diff(a_art.get(label, {}).get(field), b_art.get(label, {}).get(field)),
+                )
+            )
+    width = max(len(field) for field, _ in rows) + 2
+    header = [
+        "diff between two manifests:",
+        f"  a: {a_label}  ({_plain(a.get('job_name'))})",
+        f"  b: {b_label}  ({_plain(b.get('job_name'))})",
+        "",
+    ]
+    return "\n".join(header + [f"  {field:<{width}}{cell}" for field, cell in rows])
+
+
+def _diff(a: Any, b: Any) -> str:
+    if a == b:
+        return f"{_cell(a)} == {_cell(b)}"
+    return f"{_cell(a)}  →  {_cell(b)}"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return _MISSING
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 1000 else f"{value:.1f}"
+    return str(value)
+
+
+def _artifacts_by_label(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {
+        str(a["label"]): a
+        for a in _list(manifest.get("artifacts"))
+        if isinstance(a, Mapping) and a.get("label")
+    }
+
+
+# --- small helpers --------------------------------------------------------------------------
+
+
+def _parse_ts(raw: Any) -> datetime | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return ts if ts.tzinfo is not None else None
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _plain(value: Any) -> str:
+    return str(value)
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _opt_number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value  # ints stay ints, so --json output keeps the manifest's numbers as written
+
+
+def _add(total: float | None, value: float | None) -> float | None:
+    if value is None:
+        return total
+    return value if total is None else total + value
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def parse_timestamp(raw: Any) -> datetime | None:
+    """An ISO-8601 timestamp with a zone (`+00:00` or `Z`), else None."""
+    return _parse_ts(raw)
+
+
+__all__ = [
+    "EVENTS_FILENAME",
+    "MANIFEST_FILENAME",
+    "RunRow",
+    "Totals",
+    "event_matches",
+    "format_comparison",
+    "format_event_row",
+    "format_manifest_summary",
+    "format_runs_table",
+    "format_timeline",
+    "parse_events",
+    "parse_filters",
+    "parse_since",
+    "parse_timestamp",
+    "run_row",
+]

@@ -1,0 +1,125 @@
+"""The run plan: phases in order, the whole-run budget, and the lifecycle decisions.
+
+Pure: the use case asks, this module answers. Time is passed in (monotonic seconds).
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+
+import attrs
+
+from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
+
+
+class Phase(enum.StrEnum):
+    VALIDATE = "validate"
+    PROVISION = "provision"
+    READY = "ready"
+    SETUP = "setup"
+    SECRETS = "secrets"
+    STAGING = "staging"
+    PREFLIGHT = "preflight"
+    LAUNCH = "launch"
+    MONITOR = "monitor"
+    PULL = "pull"
+    LIFECYCLE = "lifecycle"
+    MANIFEST = "manifest"
+
+
+def remote_phases(spec: JobSpec) -> tuple[Phase, ...]:
+    """The phases that run on the pod, in order (secrets first when setup needs them)."""
+    first = (
+        (Phase.SECRETS, Phase.SETUP) if spec.setup_after_secrets else (Phase.SETUP, Phase.SECRETS)
+    )
+    return (*first, Phase.STAGING, Phase.PREFLIGHT, Phase.LAUNCH, Phase.MONITOR)
+
+
+@attrs.frozen
+class RunBudget:
+    """Cost and time limits over the WHOLE run, counted from before provisioning.
+
+    0.8.4 counted only the monitor phase and only at the assumed rate; here provisioning,
+    setup, staging and pulls count too, and the pod's real price replaces the assumed rate as
+    soon as it is known.
+    """
+
+    started_at: float
+    cost_cap_usd: float
+    price_per_hour_usd: float
+    price_source: str  # "assumed_rate" until the provider reports the real price
+    max_runtime_sec: float | None
+
+    def with_price(self, price: float | None, source: str) -> RunBudget:
+        if price is None or price < 0:
+            return self
+        return attrs.evolve(self, price_per_hour_usd=price, price_source=source)
+
+    def spend_usd(self, now: float) -> float:
+        return max(0.0, now - self.started_at) / 3600 * self.price_per_hour_usd
+
+    def deadline(self) -> float:
+        """The monotonic time at which the first limit is reached."""
+        limits = []
+        if self.max_runtime_sec is not None:
+            limits.append(self.started_at + self.max_runtime_sec)
+        if self.price_per_hour_usd > 0:
+            limits.append(self.started_at + self.cost_cap_usd / self.price_per_hour_usd * 3600)
+        return min(limits, default=float("inf"))
+
+    def remaining(self, now: float) -> float:
+        return self.deadline() - now
+
+    def exceeded_reason(self, now: float) -> str | None:
+        if now < self.deadline():
+            return None
+        elapsed = now - self.started_at
+        if self.max_runtime_sec is not None and elapsed >= self.max_runtime_sec - 1e-9:
+            return f"run exceeded max runtime of {self.max_runtime_sec / 60:g} minutes"
+        return (
+            f"run reached the cost cap of ${self.cost_cap_usd:.2f} at "
+            f"${self.price_per_hour_usd:.2f}/h ({self.price_source}) after {elapsed:.0f}s"
+        )
+
+
+def action_for(spec: JobSpec, *, failed: bool) -> LifecycleAction:
+    return spec.lifecycle.on_failure if failed else spec.lifecycle.on_success
+
+
+def keeps_pointer(action: LifecycleAction) -> bool:
+    """The state file survives every action except delete (the pod it names is gone)."""
+    return action is not LifecycleAction.DELETE
+
+
+def leftover_note(
+    *,
+    action: LifecycleAction,
+    pod_id: str,
+    provider: str,
+    state_file: str,
+    volume_gb: int | None,
+    pod_dir: str | None = None,
+) -> str | None:
+    """What the action left behind and the exact command that removes it (None: nothing left)."""
+    if action is LifecycleAction.DELETE:
+        return None
+    cleanup = f"runpod-deploy cleanup --state-file {shlex.quote(state_file)} --mode delete"
+    if provider == "local" and pod_dir:
+        cleanup += f"   (or: rm -rf {shlex.quote(pod_dir)})"
+    if action is LifecycleAction.PRESERVE:
+        what = f"pod {pod_id!r} preserved (compute and disk continue billing)"
+    elif action is LifecycleAction.RECYCLE:
+        what = f"pod {pod_id!r} stopped and kept for the next run (recycle)"
+    else:
+        what = f"pod {pod_id!r} stopped for forensics"
+    lines = [what + "."]
+    if volume_gb and provider != "local":
+        per_day = volume_gb * 0.10 / 30
+        lines.append(
+            f"  Volume disk ({volume_gb} GB) continues billing at ~${per_day:.2f}/day "
+            f"(~${volume_gb * 0.10:.2f}/mo) until released."
+        )
+    lines.append("  Release it with:")
+    lines.append(f"      {cleanup}")
+    return "\n".join(lines)

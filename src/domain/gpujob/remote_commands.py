@@ -1,0 +1,74 @@
+"""Shell snippets every RemoteShell adapter runs on the pod: detach a script and probe it.
+
+Shared so that the local shell, the SSH shell and their contract suite agree byte for byte.
+The detached wrapper records the script's exit status atomically (write, then rename), and a
+launcher returns at once with the wrapper's pid. setsid gives the job its own process group,
+so hanging up the connection (or Ctrl-C on this side) does not kill it; stopping the pod does.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from pegboard.domain.ports.remote_shell import DetachedStatus
+
+_RUNNING = "RUNNING"
+_GONE = "GONE"
+
+
+def detach_command(*, script_path: str, log_path: str, status_path: str, pid_path: str) -> str:
+    """A command that starts `bash script_path` detached and prints its pid on stdout."""
+    q = shlex.quote
+    wrapper = (
+        'bash "$1" > "$2" 2>&1 < /dev/null; rc=$?; '
+        'printf "%s\\n" "$rc" > "$3.tmp" && mv -f "$3.tmp" "$3"'
+    )
+    parents = " ".join(
+        q(_parent(p)) for p in dict.fromkeys((log_path, status_path, pid_path)) if _parent(p)
+    )
+    mkdir = f"mkdir -p {parents} && " if parents else ""
+    return (
+        f"{mkdir}rm -f {q(status_path)} {q(status_path)}.tmp && : > {q(log_path)} && "
+        f"{{ setsid bash -c {q(wrapper)} _ {q(script_path)} {q(log_path)} {q(status_path)} "
+        f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && "
+        f'printf "%s\\n" "$pid" > {q(pid_path)} && printf "%s\\n" "$pid"'
+    )
+
+
+def detached_status_command(*, pid_path: str, status_path: str) -> str:
+    """A command printing the exit status, RUNNING, or GONE (status re-checked after kill -0)."""
+    s, p = shlex.quote(status_path), shlex.quote(pid_path)
+    # A zombie (dead, not yet reaped by a lazy init) counts as dead: read its /proc state.
+    alive = (
+        'alive() { if [ -d /proc/self ]; then st=$(sed "s/^.*) //" "/proc/$1/stat" 2>/dev/null '
+        '| cut -c1); [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]; '
+        'else kill -0 "$1" 2>/dev/null; fi; }; '
+    )
+    return (
+        f"{alive}if [ -s {s} ]; then cat {s}; "
+        f'elif [ -s {p} ] && alive "$(cat {p})"; then echo {_RUNNING}; '
+        f"elif [ -s {s} ]; then cat {s}; else echo {_GONE}; fi"
+    )
+
+
+def parse_detached_status(output: str) -> DetachedStatus:
+    """Read what detached_status_command printed."""
+    text = output.strip()
+    if text == _RUNNING:
+        return DetachedStatus(running=True)
+    if text == _GONE or not text:
+        return DetachedStatus(running=False)
+    try:
+        return DetachedStatus(running=False, exit_code=int(text.splitlines()[0]))
+    except ValueError:
+        return DetachedStatus(running=False)
+
+
+def parse_pid(output: str) -> int:
+    """The pid detach_command printed; ValueError when there is none."""
+    return int(output.strip().splitlines()[-1])
+
+
+def _parent(path: str) -> str:
+    head, _, _ = path.rstrip("/").rpartition("/")
+    return head

@@ -1,0 +1,152 @@
+"""GpuCloud port: rent one GPU pod, watch it come up, and stop, resume or terminate it.
+
+RunPod is the real provider (a later adapter); `local` runs "pods" as directories on this
+machine; FakeGpuCloud is the in-memory fake. Errors cross the port as PortError subclasses:
+NoCapacity when a create finds no machine for the GPU, CreateOutcomeUnknown when the create call
+failed in a way that may have left a pod behind (look it up by name), NotFound, Transient, ...
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from pegboard.domain.errors import PortError, Transient
+
+# desired_status values every adapter reports (RunPod's own vocabulary).
+POD_RUNNING = "RUNNING"
+POD_EXITED = "EXITED"  # stopped: compute released, disk kept
+POD_TERMINATED = "TERMINATED"
+POD_STARTING = "STARTING"  # created, not yet running (RunPod says CREATED or RUNNING w/o ssh)
+
+STOCK_NONE = "none"
+
+
+class NoCapacity(PortError):
+    """The provider had no machine for this GPU in this datacenter at create time."""
+
+
+class CreateOutcomeUnknown(Transient):
+    """The create call failed after it may have created the pod (5xx, bad output, timeout)."""
+
+
+@attrs.frozen
+class GpuStock:
+    """Stock of one GPU type in one datacenter: high, medium, low or none."""
+
+    gpu_id: str
+    datacenter_id: str
+    stock: str
+
+    @property
+    def available(self) -> bool:
+        return self.stock in {"high", "medium", "low"}
+
+
+@attrs.frozen
+class PodRequest:
+    """Everything needed to create one pod."""
+
+    name: str
+    image: str
+    gpu_id: str
+    datacenter_id: str
+    gpu_count: int = 1
+    cloud_type: str = "SECURE"
+    volume_mount: str = "/workspace"
+    container_disk_gb: int = 20
+    volume_gb: int | None = None
+    network_volume_id: str | None = None
+    ports: tuple[str, ...] = ("22/tcp",)
+    spot: bool = False
+    min_vcpu_count: int | None = None
+    min_memory_gb: int | None = None
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class PodHandle:
+    """What create returns: the pod id exists the moment the call returns."""
+
+    pod_id: str
+    name: str
+
+
+@attrs.frozen
+class SshEndpoint:
+    """Where the pod's sshd listens, once published."""
+
+    host: str
+    port: int
+    user: str = "root"
+
+
+@attrs.frozen
+class PodStatus:
+    """One observation of a pod.
+
+    `workspace_root` is where the requested volume_mount really lives as the pod's own shell sees
+    it: the volume_mount itself on RunPod, the pod's directory for the local provider.
+    """
+
+    pod_id: str
+    name: str
+    desired_status: str
+    gpu_id: str | None = None
+    datacenter_id: str | None = None
+    image: str | None = None
+    ssh: SshEndpoint | None = None
+    cost_per_hour_usd: float | None = None
+    workspace_root: str | None = None
+    volume_gb: int | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.desired_status == POD_RUNNING and self.ssh is not None
+
+
+@runtime_checkable
+class GpuCloud(Protocol):
+    """A GPU cloud account (RunPod), the local machine, or the in-memory fake."""
+
+    @property
+    def provider(self) -> str:
+        """`runpod`, `local` or `fake`: recorded in the manifest."""
+        ...
+
+    def gpu_availability(
+        self, *, gpu_ids: Sequence[str], datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        """Stock of each requested GPU in each requested datacenter (one entry per pair)."""
+        ...
+
+    def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
+        """USD per GPU-hour for the GPUs whose price is known (may be empty)."""
+        ...
+
+    def create_pod(self, request: PodRequest) -> PodHandle:
+        """Create a pod; raises NoCapacity, CreateOutcomeUnknown or another PortError."""
+        ...
+
+    def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
+        """Pods (not terminated) with exactly this name: recovers a pod after a bad create."""
+        ...
+
+    def get_pod(self, pod_id: str) -> PodStatus:
+        """The pod as it is now; raises NotFound when it is gone."""
+        ...
+
+    def stop_pod(self, pod_id: str) -> None:
+        """Release compute, keep the disk (status EXITED)."""
+        ...
+
+    def resume_pod(self, pod_id: str, *, gpu_count: int = 1) -> None:
+        """Start a stopped pod again; raises NoCapacity when its host has no free GPU."""
+        ...
+
+    def terminate_pod(self, pod_id: str) -> None:
+        """Delete the pod and its disk; a pod that is already gone is not an error."""
+        ...

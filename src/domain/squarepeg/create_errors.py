@@ -1,0 +1,54 @@
+"""One-line messages with a hint for a failed create (real run or --dry-run-server) (pure)."""
+
+from __future__ import annotations
+
+from pegboard.domain.errors import (
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    PortError,
+    Transient,
+    Unauthorized,
+)
+from pegboard.domain.ports.cluster import ResourceKind
+
+_PLURAL = {ResourceKind.POD: "pods", ResourceKind.JOB: "jobs"}
+
+
+def create_failure_message(
+    error: PortError, *, kind: ResourceKind, name: str, namespace: str, dry_run: bool = False
+) -> str:
+    """What went wrong creating `kind/name` in `namespace`, and what to do about it."""
+    what = f"{'server dry run of ' if dry_run else ''}creating {kind.value.lower()} {name!r}"
+    reason = str(error) or type(error).__name__
+    hint = _hint(error, kind=kind, name=name, namespace=namespace)
+    text = f"{what} in namespace {namespace!r} failed: {reason}"
+    return f"{text} ({hint})" if hint else text
+
+
+def _hint(error: PortError, *, kind: ResourceKind, name: str, namespace: str) -> str:
+    plural = _PLURAL[kind]
+    status = error.status
+    if isinstance(error, Invalid) or status in (400, 422):
+        return "run with --dry-run to inspect the manifest"
+    if isinstance(error, Unauthorized) or status == 401:
+        return "check your credentials: the cluster rejected them"
+    if isinstance(error, Forbidden) or status == 403:
+        if "quota" in str(error).lower():
+            return (
+                f"a ResourceQuota in namespace {namespace!r} refused it; "
+                f"see 'kubectl describe resourcequota -n {namespace}' or ask for less"
+            )
+        return f"check with 'kubectl auth can-i create {plural} -n {namespace}'"
+    if isinstance(error, Conflict) or status == 409:
+        return (
+            f"a {kind.value.lower()} named {name!r} already exists and was left alone; "
+            f"omit --name, or clean up a kept run with "
+            f"'kubectl delete {kind.value.lower()} {name} -n {namespace}'"
+        )
+    if isinstance(error, NotFound) or status == 404:
+        return f"check that namespace {namespace!r} exists"
+    if isinstance(error, Transient):
+        return "the cluster could not be reached or failed; check the connection and retry"
+    return ""

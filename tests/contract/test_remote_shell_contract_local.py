@@ -1,0 +1,60 @@
+"""RemoteShell contract against LocalShell (real bash in a local pod directory)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract.remote_shell_contract import RemoteShellContract
+from pegboard.adapters.fakes import FakeJob
+from pegboard.adapters.local_pod_paths import LocalPodPaths
+from pegboard.adapters.local_shell import LocalShell, kill_process_group
+from pegboard.domain.ports.remote_shell import CommandResult
+
+
+class _LocalDriver:
+    def __init__(self, root: Path) -> None:
+        self.paths = LocalPodPaths(root, "pod-1")
+        self.shell = LocalShell(self.paths)
+        self.root = "/workspace/contract"
+
+    def expect(self, command: str, result: CommandResult, duration: float = 0.0) -> None:
+        pass  # real bash does what the command says
+
+    def script_job(self, path: str, body: str, job: FakeJob) -> None:
+        self.shell.write_file(path, body.encode(), mode=0o755)
+
+    def file_mode(self, path: str) -> int:
+        return os.stat(self.paths.to_host(path)).st_mode & 0o7777
+
+    def settle(self) -> None:
+        time.sleep(0.02)
+
+    def stop_jobs(self) -> None:
+        for entry in self.paths.procs_dir.iterdir():
+            kill_process_group(int(entry.name))
+
+
+class TestLocalShellContract(RemoteShellContract):
+    @pytest.fixture
+    def driver(self, tmp_path: Path) -> Any:
+        driver = _LocalDriver(tmp_path / "pods")
+        yield driver
+        if driver.paths.procs_dir.exists():
+            driver.stop_jobs()
+
+
+def test_paths_never_escape_the_pod(tmp_path: Path) -> None:
+    paths = LocalPodPaths(tmp_path, "p")
+    shell = LocalShell(paths)
+    shell.write_file("/etc/pegboard-test", b"x", mode=0o644)
+    assert (paths.fs_root / "etc" / "pegboard-test").read_bytes() == b"x"
+    assert not Path("/etc/pegboard-test").exists()
+    assert paths.to_host(f"{paths.workspace}/a") == f"{paths.workspace}/a"
+    assert paths.to_host("rel/x") == f"{paths.workspace}/rel/x"
+    with pytest.raises(ValueError):
+        paths.to_host("/../../outside")

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
+from pegboard.domain.squarepeg.timestamps import NANOS, parse_rfc3339_nanos
+
+T1 = "2024-01-01T00:00:00.5Z"
+T2 = "2024-01-01T00:00:00.50001Z"  # later than T1, though it sorts lower as a string
+
+
+def stream(records: list[tuple[str, bytes]]) -> bytes:
+    return b"".join(ts.encode() + b" " + data for ts, data in records)
+
+
+def replay(records: list[tuple[str, bytes]], since: str | None, *, truncate: bool = False) -> bytes:
+    """What the kubelet sends for sinceTime: every record not before it (maybe rounded down)."""
+    if since is None:
+        return stream(records)
+    cut = parse_rfc3339_nanos(since)
+    if truncate:
+        cut -= cut % NANOS
+    return stream([(ts, d) for ts, d in records if parse_rfc3339_nanos(ts) >= cut])
+
+
+def test_strips_prefixes_and_keeps_bytes_exactly() -> None:
+    decoder = TimestampedLogDecoder()
+    data = stream([(T1, b"a\r\x1b[31mb\n"), (T2, b"no newline")])
+    assert decoder.feed(data) + decoder.finish() == b"a\r\x1b[31mb\nno newline"
+
+
+def test_prefix_split_across_chunks_anywhere() -> None:
+    data = stream([(T1, b"one\n"), (T2, b"two\n")])
+    for cut in range(len(data) + 1):
+        decoder = TimestampedLogDecoder()
+        assert decoder.feed(data[:cut]) + decoder.feed(data[cut:]) == b"one\ntwo\n"
+
+
+def test_identical_lines_with_identical_timestamps_are_all_kept() -> None:
+    records = [(T1, b"same\n")] * 3 + [(T2, b"same\n")] * 2
+    decoder = TimestampedLogDecoder()
+    assert decoder.feed(stream(records)) == b"same\n" * 5
+
+
+def test_timestamps_compared_as_numbers_not_strings() -> None:
+    """0.4.1 dropped `c`: '…00.50001Z' < '…00.5Z' as strings."""
+    records = [(T1, b"a\n"), (T2, b"c\n")]
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(stream(records[:1]))
+    point = decoder.resume()
+    assert point is not None and point.since_time == T1
+    out += decoder.feed(replay(records, point.since_time))
+    assert out == b"a\nc\n"
+
+
+def test_no_dedupe_without_a_reconnect() -> None:
+    records = [(T2, b"x\n"), (T1, b"y\n")]  # out of order, never reconnected: all kept
+    decoder = TimestampedLogDecoder()
+    assert decoder.feed(stream(records)) == b"x\ny\n"
+
+
+def test_resume_mid_line_continues_after_the_written_part() -> None:
+    records = [(T1, b"a\n"), (T1, b"a\n"), (T1, b"abcdef\n"), (T2, b"z\n")]
+    full = stream(records)
+    cut = full.index(b"abc") + 3
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(full[:cut])
+    assert out == b"a\na\nabc"
+    point = decoder.resume()
+    assert point is not None and (point.complete_records, point.partial_bytes) == (2, 3)
+    out += decoder.feed(replay(records, point.since_time, truncate=True))
+    assert out == b"a\na\nabcdef\nz\n"
+
+
+@st.composite
+def log_and_cuts(draw: st.DrawFn) -> tuple[list[tuple[str, bytes]], list[int], list[int], bool]:
+    base = 1_704_067_200 * NANOS
+    records: list[tuple[str, bytes]] = []
+    t = base
+    for _ in range(draw(st.integers(1, 25))):
+        t += draw(st.sampled_from([0, 0, 0, 1, 1000, 400_000_000, NANOS]))
+        digits = f"{t % NANOS:09d}".rstrip("0")
+        secs = (t // NANOS) - 1_704_067_200
+        ts = f"2024-01-01T00:00:{secs:02d}" + (f".{digits}" if digits else "") + "Z"
+        line = draw(st.sampled_from([b"same", b"x", b"", b"progress\r50%", b"\x1b[1mbold"]))
+        records.append((ts, line + b"\n"))
+    if draw(st.booleans()):
+        records[-1] = (records[-1][0], records[-1][1].rstrip(b"\n") + b"tail")
+    splits = draw(st.lists(st.integers(1, 40), max_size=30))
+    drops = draw(st.lists(st.integers(0, 400), max_size=4))
+    return records, splits, drops, draw(st.booleans())
+
+
+@given(log_and_cuts())
+def test_reconnects_reproduce_the_output_exactly(
+    case: tuple[list[tuple[str, bytes]], list[int], list[int], bool],
+) -> None:
+    records, splits, drops, truncate = case
+    expected = b"".join(data for _, data in records)
+    decoder = TimestampedLogDecoder()
+    out = b""
+    since: str | None = None
+    drops = list(drops)
+    while True:
+        data = replay(records, since, truncate=truncate)
+        drop_at = drops.pop(0) if drops else None
+        if drop_at is not None:
+            data = data[: min(drop_at, len(data))]
+        pos, i = 0, 0
+        while pos < len(data):
+            step = splits[i % len(splits)] if splits else len(data)
+            out += decoder.feed(data[pos : pos + step])
+            pos += step
+            i += 1
+        if drop_at is None:
+            out += decoder.finish()
+            break
+        point = decoder.resume()
+        since = point.since_time if point is not None else None
+    assert out == expected

@@ -1,0 +1,62 @@
+"""`squarepeg --help` and `squarepeg run --dry-run` never import kubernetes, runpod or paramiko."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("kubernetes", "runpod", "paramiko")
+
+PROBE = """
+import atexit, json, sys
+target = sys.argv[1]
+def dump():
+    with open(target, "w") as out:
+        json.dump(sorted(sys.modules), out)
+atexit.register(dump)
+sys.argv = ["squarepeg", *sys.argv[2:]]
+from pegboard.app.squarepeg.cli import main
+main()
+"""
+
+
+def imported_modules(tmp_path: Path, *argv: str) -> list[str]:
+    dump = tmp_path / "modules.json"
+    env = {"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dump), *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    modules: list[str] = json.loads(dump.read_text())
+    return modules
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("run", "--help"),
+        ("run", "--dry-run", "--cpus", "0.5", "-m", "512m", "alpine", "echo", "hi"),
+        ("run", "--dry-run", "--mode", "job", "alpine"),
+    ],
+    ids=["help", "run-help", "dry-run", "dry-run-job"],
+)
+def test_no_heavy_imports(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    modules = imported_modules(tmp_path, *argv)
+    heavy = [m for m in modules if m.split(".")[0] in HEAVY]
+    assert heavy == []
+
+
+def test_help_does_not_import_the_config_pipeline_or_di(tmp_path: Path) -> None:
+    modules = set(imported_modules(tmp_path, "--help"))
+    assert "dependency_injector" not in modules
+    assert "cattrs" not in modules
+    assert "pegboard.app.squarepeg.run_command" not in modules

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _venv import baseline_squarepeg, median_ms, our_bin, wall_times  # noqa: E402
+from _venv import baseline_squarepeg, median_ms, our_bin, wall_times
 
 DRY_RUN = ["run", "--dry-run", "--cpus", "0.5", "-m", "512m", "alpine", "echo", "hi"]
 TARGET_RATIO = 0.4

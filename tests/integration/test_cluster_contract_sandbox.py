@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
 from contract.cluster_contract import (
     ClusterContract,
     phase_is,
@@ -23,7 +26,6 @@ from contract.cluster_contract import (
     unique,
     wait_for,
 )
-
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes.sandbox import KubernetesSandbox
 from pegboard.domain.errors import Forbidden, RunnerError, Transient, Unauthorized, Unreachable
@@ -168,7 +170,7 @@ def test_no_credentials_at_all_is_a_runner_error(tmp_path: Path) -> None:
         home=tmp_path,
         service_account_dir=tmp_path / "sa",
     )
-    with pytest.raises(RunnerError, match="kubeconfig: .*in-cluster: "):
+    with pytest.raises(RunnerError, match=r"kubeconfig: .*in-cluster: "):
         adapter.target()
 
 
@@ -242,7 +244,12 @@ def test_close_wakes_a_reader_blocked_on_a_silent_container(
     wait_for(driver, ResourceKind.POD, name, started)
     stream = cluster.stream_logs(name, namespace="default", container="main")
     done = threading.Event()
-    threading.Thread(target=lambda: (read_all(stream), done.set()), daemon=True).start()
+
+    def reader() -> None:
+        read_all(stream)
+        done.set()
+
+    threading.Thread(target=reader, daemon=True).start()
     assert not done.wait(0.2)
     stream.close()
     assert done.wait(5)
@@ -264,7 +271,7 @@ class _ScriptedApi(BaseHTTPRequestHandler):
     """Answers a pod list, then a watch that breaks mid-line, then one that ends cleanly."""
 
     protocol_version = "HTTP/1.1"
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -323,3 +330,17 @@ def test_watch_resumes_from_the_last_resource_version_after_a_break(tmp_path: Pa
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_lenient_tls_clears_only_strict_x509_verification(
+    sandbox: KubernetesSandbox, tmp_path: Path
+) -> None:
+    env = {"KUBECONFIG": str(sandbox.kubeconfig_path)}
+    lenient = KubernetesCluster(env=env, home=tmp_path, lenient_tls=True)
+    lenient.target()
+    context = lenient._client().rest_client.pool_manager.connection_pool_kw["ssl_context"]
+    assert not context.verify_flags & ssl.VERIFY_X509_STRICT
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    strict = KubernetesCluster(env=env, home=tmp_path)
+    assert "ssl_context" not in strict._client().rest_client.pool_manager.connection_pool_kw
+    assert lenient.list(ResourceKind.POD, namespace="default") is not None

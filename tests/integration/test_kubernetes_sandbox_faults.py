@@ -174,6 +174,7 @@ def test_log_stream_ends_cleanly_while_running(sandbox: KubernetesSandbox, core:
     core.create_namespaced_pod(
         "default", pod_manifest("eof-pod", ["sh", "-c", "echo hello; sleep 30"])
     )
+    wait_phase(sandbox, "eof-pod", "Running")
     wait_until(lambda: sandbox.log_bytes("eof-pod") == b"hello\n", what="output")
     response = core.read_namespaced_pod_log(
         "eof-pod", "default", follow=True, _preload_content=False

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.adapters.fakes.cluster_script import DeletePod, Exit, Running
+from pegboard.adapters.fakes.cluster_script import DeletePod, Exit
 from pegboard.adapters.fakes.kube_time import format_nanos, parse_nanos
 from pegboard.domain.errors import Forbidden, Invalid, NotFound, RunnerError, Transient
 from pegboard.domain.ports.cluster import Cluster, LogStreamDropped, ResourceKind

@@ -22,7 +22,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from pegboard.domain.errors import Conflict, Invalid, NotFound
 from pegboard.domain.ports.cluster import (
@@ -55,6 +55,7 @@ from .kube_time import format_nanos, format_time, parse_nanos, to_nanos
 __all__ = ["FakeCluster", "FakeLogStream", "FakeRequest", "PodMatcher", "SteppableClock"]
 
 PodMatcher = Callable[[Mapping[str, Any]], bool]
+_T = TypeVar("_T")
 _API_VERSION = {"Pod": "v1", "Job": "batch/v1"}
 _PROPAGATIONS = ("Background", "Foreground", "Orphan")
 _OPERATIONS = frozenset(
@@ -188,6 +189,7 @@ class FakeCluster:
         self.truncate_since_time = truncate_since_time
         self._cond = threading.Condition(threading.RLock())
         self._objects: dict[tuple[str, str, str], JsonObject] = {}
+        self._uids: dict[str, tuple[str, str, str]] = {}
         self._events: list[JsonObject] = []
         self._history: list[_History] = []
         self._schedule: list[_Scheduled] = []
@@ -265,7 +267,7 @@ class FakeCluster:
         """Record an Event about an existing Pod or Job."""
         with self._cond:
             obj = self._find(kind.value, involved, namespace)
-            return copy.deepcopy(self._add_event(obj, type, reason, message, component))
+            return _clone(self._add_event(obj, type, reason, message, component))
 
     def advance(self, seconds: float) -> None:
         """Move virtual time forward, firing every scripted step that falls due."""
@@ -300,7 +302,7 @@ class FakeCluster:
     @property
     def events(self) -> builtins.list[JsonObject]:
         with self._cond:
-            return copy.deepcopy(self._events)
+            return _clone(self._events)
 
     @property
     def requests(self) -> builtins.list[FakeRequest]:
@@ -316,11 +318,11 @@ class FakeCluster:
 
     def pod(self, name: str, namespace: str | None = None) -> JsonObject:
         with self._cond:
-            return copy.deepcopy(self._find("Pod", name, namespace))
+            return _clone(self._find("Pod", name, namespace))
 
     def job(self, name: str, namespace: str | None = None) -> JsonObject:
         with self._cond:
-            return copy.deepcopy(self._find("Job", name, namespace))
+            return _clone(self._find("Job", name, namespace))
 
     def logs(self, pod: str, container: str | None = None, namespace: str | None = None) -> bytes:
         """Everything a container has written so far (no timestamps)."""
@@ -355,8 +357,10 @@ class FakeCluster:
         if kind not in PLURAL:
             raise NotFound(f"the server could not find the requested resource ({kind})", status=404)
         with self._cond:
-            obj = self._store_new(copy.deepcopy(dict(manifest)), namespace, dry_run=dry_run)
-            result = copy.deepcopy(obj)
+            obj = self._store_new(
+                copy.deepcopy(dict(manifest)), namespace, dry_run=dry_run
+            )  # user input
+            result = _clone(obj)
         self._catch_up()
         return result
 
@@ -364,7 +368,7 @@ class FakeCluster:
         self._begin(FakeRequest("read", kind.value, namespace, name))
         with self._cond:
             obj = self._objects.get((kind.value, namespace, name))
-            return copy.deepcopy(obj) if obj is not None else None
+            return _clone(obj) if obj is not None else None
 
     def list(
         self,
@@ -381,7 +385,7 @@ class FakeCluster:
             found = [o for (k, _, _), o in self._objects.items() if k == kind.value and matches(o)]
             # etcd lists by key, i.e. by name within a namespace.
             found.sort(key=lambda o: o["metadata"]["name"])
-            return copy.deepcopy(found)
+            return _clone(found)
 
     def watch(
         self,
@@ -402,7 +406,7 @@ class FakeCluster:
         with self._cond:
             deadline = self.clock.now() + timeout
             initial = [
-                copy.deepcopy(o)
+                _clone(o)
                 for (k, _, _), o in sorted(self._objects.items(), key=lambda i: i[0][2])
                 if k == kind.value and matches(o)
             ]
@@ -472,7 +476,7 @@ class FakeCluster:
             selector += f",involvedObject.uid={involved_uid}"
         matches = field_matcher(selector, EVENT_FIELDS)
         with self._cond:
-            return copy.deepcopy(
+            return _clone(
                 [e for e in self._events if e["metadata"]["namespace"] == namespace and matches(e)]
             )
 
@@ -516,7 +520,7 @@ class FakeCluster:
 
     def _stored(self, kind: str) -> builtins.list[JsonObject]:
         with self._cond:
-            return copy.deepcopy([o for (k, _, _), o in self._objects.items() if k == kind])
+            return _clone([o for (k, _, _), o in self._objects.items() if k == kind])
 
     def _find(self, kind: str, name: str, namespace: str | None) -> JsonObject:
         for (k, ns, n), obj in self._objects.items():
@@ -553,7 +557,7 @@ class FakeCluster:
         obj["metadata"]["resourceVersion"] = str(self._rv)
 
     def _record(self, event_type: str, obj: JsonObject, old: JsonObject | None, at: float) -> None:
-        snapshot = copy.deepcopy(obj)
+        snapshot = _clone(obj)
         self._history.append(_History(at, event_type, obj["kind"], snapshot, old))
         self._cond.notify_all()
 
@@ -576,6 +580,7 @@ class FakeCluster:
             return obj
         self._bump(obj)
         self._objects[(kind, namespace, meta["name"])] = obj
+        self._uids[uid] = (kind, namespace, meta["name"])
         self._record("ADDED", obj, None, at)
         if kind == "Pod":
             self._start_kubelet(obj, at)
@@ -584,13 +589,11 @@ class FakeCluster:
         return obj
 
     def _by_uid(self, uid: str) -> JsonObject | None:
-        for obj in self._objects.values():
-            if obj["metadata"]["uid"] == uid:
-                return obj
-        return None
+        key = self._uids.get(uid)
+        return self._objects.get(key) if key is not None else None
 
     def _mutate(self, obj: JsonObject, change: Callable[[JsonObject], None], at: float) -> None:
-        old = copy.deepcopy(obj)
+        old = _clone(obj)
         change(obj)
         self._bump(obj)
         self._record("MODIFIED", obj, old, at)
@@ -598,6 +601,7 @@ class FakeCluster:
     def _remove(self, obj: JsonObject, at: float) -> None:
         meta = obj["metadata"]
         del self._objects[(obj["kind"], meta["namespace"], meta["name"])]
+        self._uids.pop(meta["uid"], None)
         self._bump(obj)
         self._record("DELETED", obj, None, at)
         runtime = self._runtimes.get(meta["uid"])
@@ -744,7 +748,7 @@ class FakeCluster:
                     index += 1
                     event_type = self._translate(entry, kind, matches)
                     if event_type is not None:
-                        pending.append(WatchEvent(event_type, copy.deepcopy(entry.new)))
+                        pending.append(WatchEvent(event_type, _clone(entry.new)))
                 if not pending:
                     if self.clock.now() >= deadline:
                         return
@@ -1014,7 +1018,7 @@ class FakeCluster:
         if job is None or job["kind"] != "Job":
             return
         meta = job["metadata"]
-        template = copy.deepcopy(job["spec"]["template"])
+        template = _clone(job["spec"]["template"])
         pod_meta = template.get("metadata") or {}
         pod = {
             "apiVersion": "v1",
@@ -1128,3 +1132,12 @@ def _records(data: bytes) -> builtins.list[bytes]:
 
 def _terminated(code: int, reason: str, started: str, finished: str) -> dict[str, Any]:
     return {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": finished}
+
+
+def _clone(value: _T) -> _T:
+    """A deep copy of JSON data (dicts, lists, scalars), several times faster than deepcopy."""
+    if isinstance(value, dict):
+        return cast(_T, {key: _clone(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return cast(_T, [_clone(item) for item in value])
+    return value

@@ -53,7 +53,9 @@ def _scan_pyproject(job: RenderedJob) -> list[str]:
                 "dependency group, not in what the pod installs"
             )
         if name == "torch" and not re.search(r"[<>=~]", dep):
-            findings.append(f"{path}: torch is not pinned ({dep!r}); the pod may pull another CUDA build")
+            findings.append(
+                f"{path}: torch is not pinned ({dep!r}); the pod may pull another CUDA build"
+            )
     commands = [c.command for c in (*job.setup, *job.preflight)] + [job.run.body]
     on_volume = job.spec.storage.mode is StorageMode.NETWORK_VOLUME
     uses_uv_sync = any("uv sync" in text for text in commands)

@@ -71,7 +71,9 @@ def run_dirs(project_root: Path) -> list[Path]:
     if not base.is_dir():
         return []
     return sorted(
-        child for child in base.iterdir() if child.is_dir() and (child / MANIFEST_FILENAME).is_file()
+        child
+        for child in base.iterdir()
+        if child.is_dir() and (child / MANIFEST_FILENAME).is_file()
     )
 
 
@@ -91,7 +93,13 @@ def _now() -> Any:
 
 
 @click.command("ls-runs")
-@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True, help="Project whose artifacts/runpod/ to list.")
+@click.option(
+    "--project-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="Project whose artifacts/runpod/ to list.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the N most recent runs.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON list instead of a table.")
 @verbosity_options
@@ -117,7 +125,11 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
 
 @click.command("manifest-summary")
 @click.argument("manifest", required=False, type=click.Path(path_type=Path))
-@click.option("--root", type=click.Path(path_type=Path), help="Summarise every manifest under DIR, with totals.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    help="Summarise every manifest under DIR, with totals.",
+)
 @verbosity_options
 def manifest_summary(manifest: Path | None, root: Path | None) -> int:
     """Summarise one manifest, or every manifest under --root with a TOTALS block."""
@@ -175,9 +187,23 @@ def events(run_dir: Path) -> int:
 
 
 @click.command("events-query")
-@click.option("--root", type=click.Path(path_type=Path), default=RUNS_SUBDIR, show_default=True, help="Search events.jsonl files under DIR.")
-@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Exact match on an event field (repeatable, all must match).")
-@click.option("--since", metavar="DURATION", help="Only events newer than this: 30s, 5m, 1h30m, 7d.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=RUNS_SUBDIR,
+    show_default=True,
+    help="Search events.jsonl files under DIR.",
+)
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Exact match on an event field (repeatable, all must match).",
+)
+@click.option(
+    "--since", metavar="DURATION", help="Only events newer than this: 30s, 5m, 1h30m, 7d."
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON lines, each with a run_dir field.")
 @verbosity_options
 def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_json: bool) -> int:
@@ -201,7 +227,12 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
 
 
 @click.command("capture-env")
-@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True)
+@click.option(
+    "--project-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+)
 @verbosity_options
 def capture_env(project_root: Path) -> int:
     """Print the project's git sha, dirty flag, branch and lockfile hash as JSON."""

@@ -153,10 +153,14 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
         cost_cap_usd=request.cost_cap_usd,
         max_runtime_minutes=request.max_runtime_minutes,
     )
+    # An unusable provider is a usage error (exit 2) before anything starts.
+    backend = None if request.offline else deps.backend_for(str(loaded.spec.pod.provider))
     if request.print_run_dir:
         deps.result_line(f"RUN_DIR={loaded.job.run_dir}")
     logger.info("%s", loaded.budget.summary())
-    return _Run(request, deps, loaded.document, loaded.spec, loaded.job).execute()
+    run = _Run(request, deps, loaded.document, loaded.spec, loaded.job)
+    run.backend = backend
+    return run.execute()
 
 
 class _Run:
@@ -310,7 +314,7 @@ class _Run:
         if self.request.offline:
             plan = self._override_plan() or offline_candidate(self.spec)
         else:
-            self.backend = self.deps.backend_for(str(self.spec.pod.provider))
+            assert self.backend is not None
             plan = self._candidate_plan(self.backend.cloud)
         if not plan.candidates:
             raise PhaseFailed(plan.no_candidate_message())
@@ -392,7 +396,7 @@ class _Run:
 
     def _provision(self) -> None:
         self._enter(Phase.PROVISION)
-        self.backend = self.deps.backend_for(str(self.spec.pod.provider))
+        assert self.backend is not None
         cloud = self.backend.cloud
         plan = self._candidate_plan(cloud)
         if not plan.candidates:

@@ -34,15 +34,43 @@ logger = logging.getLogger(__name__)
     type=click.Path(path_type=Path, dir_okay=False),
     help="The job config (YAML, schema_version 2).",
 )
-@click.option("--var", "var_args", multiple=True, metavar="KEY=VALUE", help="Template variable (repeatable; wins over --vars-file).")
-@click.option("--vars-file", type=click.Path(path_type=Path, dir_okay=False), help="JSON object of template variables.")
-@click.option("--cost-cap-usd", type=float, help="Validate with this cost cap instead of budget.cost_cap_usd.")
-@click.option("--max-runtime-minutes", type=int, help="Validate with this runtime instead of budget.max_runtime_minutes.")
+@click.option(
+    "--var",
+    "var_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Template variable (repeatable; wins over --vars-file).",
+)
+@click.option(
+    "--vars-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="JSON object of template variables.",
+)
+@click.option(
+    "--cost-cap-usd", type=float, help="Validate with this cost cap instead of budget.cost_cap_usd."
+)
+@click.option(
+    "--max-runtime-minutes",
+    type=int,
+    help="Validate with this runtime instead of budget.max_runtime_minutes.",
+)
 @click.option("--check-local", is_flag=True, help="Check that local.required_paths exist.")
-@click.option("--scan-consumer", is_flag=True, help="Scan pyproject.toml and staged files for known hazards.")
-@click.option("--check-availability", is_flag=True, help="Ask the provider whether a configured GPU is in stock (network).")
-@click.option("--check-image-registry", is_flag=True, help="Check that pod.image exists on Docker Hub (network).")
-@click.option("--skip-registry-check", is_flag=True, help="With --all: leave out the registry check.")
+@click.option(
+    "--scan-consumer", is_flag=True, help="Scan pyproject.toml and staged files for known hazards."
+)
+@click.option(
+    "--check-availability",
+    is_flag=True,
+    help="Ask the provider whether a configured GPU is in stock (network).",
+)
+@click.option(
+    "--check-image-registry",
+    is_flag=True,
+    help="Check that pod.image exists on Docker Hub (network).",
+)
+@click.option(
+    "--skip-registry-check", is_flag=True, help="With --all: leave out the registry check."
+)
 @click.option("--all", "check_all", is_flag=True, help="Every opt-in check.")
 @verbosity_options
 def validate(
@@ -62,7 +90,9 @@ def validate(
     from pegboard.app.runpod_deploy.container import current_container
 
     container = current_container()
-    cli_vars = merge_cli_vars(var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8"))
+    cli_vars = merge_cli_vars(
+        var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
+    )
     loaded = load_job(
         config_path=config_path,
         read_document=container.read_document(),
@@ -132,7 +162,9 @@ def _check_availability(loaded: LoadedJob, container: Any) -> None:
         return
     available = [s for s in stock if s.available]
     for entry in stock:
-        logger.info("[check-availability] %s in %s: %s", entry.gpu_id, entry.datacenter_id, entry.stock)
+        logger.info(
+            "[check-availability] %s in %s: %s", entry.gpu_id, entry.datacenter_id, entry.stock
+        )
     if not available:
         raise PegboardError(
             f"{loaded.document.source}: pod.gpu_order: no configured GPU is in stock in "

@@ -16,8 +16,6 @@ from typing import Any, TextIO
 
 from dependency_injector import containers, providers
 
-from pegboard.domain.squarepeg.labels import sanitize_label_value
-
 
 def local_user_name(environ: Mapping[str, str] | None = None) -> str:
     """The local user name, never raising: LOGNAME/USER/LNAME/USERNAME, then the passwd entry,
@@ -106,7 +104,6 @@ class Container(containers.DeclarativeContainer):
     user_name = providers.Callable(local_user_name, environ)
     run_id = providers.Callable(new_run_id)
     random_hex = providers.Callable(new_random_hex)
-    sanitize_user = providers.Object(sanitize_label_value)
 
     # Streams (resolved at call time, so pytest's capture and redirections are honoured)
     stdout = providers.Callable(_current_stdout)

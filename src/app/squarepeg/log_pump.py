@@ -3,8 +3,9 @@
 Runs in a background thread. Every chunk is decoded (timestamp prefixes stripped, replays after a
 reconnect skipped exactly) and written to a binary sink at once, then flushed: no line splitting,
 no added newline, `\\r` passes through. A drop, or a clean end while the container still runs,
-reconnects from `sinceTime` with backoff (a budget per outage). A clean end after the container
-terminated is the end.
+reconnects from `sinceTime` with backoff (a budget per outage). Once the container has terminated
+the log is read without follow to its end: only that read's clean end is final, so a cut just
+before the exit loses nothing.
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ class LogPump:
     def _pump(self) -> None:
         since: str | None = None
         while not self._stop.is_set():
+            # A stream opened once the container has terminated ends at the log's real end.
+            opened_after_exit = self._container_done.is_set()
             try:
                 stream = self._cluster.stream_logs(
                     self._pod,
@@ -116,7 +119,7 @@ class LogPump:
                     container=self._container,
                     since_time=since,
                     timestamps=True,
-                    follow=True,
+                    follow=not opened_after_exit,  # a finished log is read to its end
                 )
             except NotFound:
                 return  # the pod is gone; the lifecycle reports that
@@ -131,18 +134,16 @@ class LogPump:
                 return
             opened = self._clock.monotonic()
             reason = self._read(stream)
-            done_before_end = self._container_done.is_set()
             with self._lock:
                 self._stream = None
             if self._stop.is_set():
                 return
-            if reason is None and done_before_end:
-                # A clean end after the container terminated: the real end.
+            if reason is None and opened_after_exit:
                 self._write(self._decoder.finish())
                 return
             if reason is None and self._container_done.wait(self._end_grace):
-                # It ended, then we learnt the container terminated: read what may be left once
-                # more (exactly, from sinceTime), so a cut just before the exit loses nothing.
+                # It ended around the container's exit: a clean end then may still be a cut, so
+                # read once more from sinceTime (exactly deduplicated) to be sure nothing is lost.
                 point = self._decoder.resume()
                 since = point.since_time if point is not None else None
                 continue

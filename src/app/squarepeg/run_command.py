@@ -186,7 +186,7 @@ def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
 @click.argument("image")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, **params: Any) -> int:  # fmt: skip
+def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
     """Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`."""
     _check_rejected(ctx, params)
     request = RunRequest(

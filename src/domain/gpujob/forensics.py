@@ -203,7 +203,7 @@ def format_manifest_summary(manifest: Mapping[str, Any]) -> str:
         f"run_id:        {_plain(m.get('run_id'))}",
         f"failed:        {_plain(m.get('failed'))}",
     ]
-    lines += [f"{key + ':':<15}{_plain(m[key])}" for key in _NEWER_KEYS if key in m]
+    lines += [f"{key}: ".ljust(15) + _plain(m[key]) for key in _NEWER_KEYS if key in m]
     lines += [
         f"schema:        {_plain(m.get('schema_version'))}",
         f"pod_id:        {_plain(m.get('pod_id'))}",

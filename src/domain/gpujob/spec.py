@@ -205,7 +205,8 @@ class ArtifactSpec:
     local_path: NonEmptyStr
     required: bool = True
     excludes: tuple[str, ...] = ()
-    delete: bool = True
+    # 0.8.4 defaulted to True and wiped local files on pull; we delete only when asked.
+    delete: bool = False
 
 
 @attrs.frozen

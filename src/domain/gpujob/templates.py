@@ -474,9 +474,10 @@ class _Where:
 
 
 def _unknown(name: str, known: list[str]) -> str:
+    del known  # the list is long and mostly built-ins; the hint says where names come from
     return (
-        f"unknown template variable {{{name}}} (known: {', '.join(known)}; for a bash "
-        f"variable write ${{{{{name}}}}} or ${name})"
+        f"unknown template variable {{{name}}} (define it under `variables:` or pass "
+        f"--var {name}=...; for a bash variable write ${{{{{name}}}}} or ${name})"
     )
 
 

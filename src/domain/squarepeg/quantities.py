@@ -85,9 +85,9 @@ def parse_k8s_quantity(raw: str) -> Decimal | None:
         return None
     number, suffix = match.groups()
     suffix = suffix or ""
-    if suffix[:1] in ("e", "E"):
-        return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
-    return Decimal(number) * _K8S_SUFFIX_FACTORS[suffix]
+    if suffix in _K8S_SUFFIX_FACTORS:  # before the exponent: `E` and `Ei` are suffixes
+        return Decimal(number) * _K8S_SUFFIX_FACTORS[suffix]
+    return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
 
 
 def _memory_hint(raw: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +70,29 @@ MANIFEST_OURS: dict[str, Any] = {
     ],
 }
 
-EVENTS = [
-    {"ts_utc": "2026-05-17T12:00:00+00:00", "event": "gpu_selected", "gpu_id": "NVIDIA RTX A4000", "datacenter_id": "EU-RO-1"},
+EVENTS: list[dict[str, Any]] = [
+    {
+        "ts_utc": "2026-05-17T12:00:00+00:00",
+        "event": "gpu_selected",
+        "gpu_id": "NVIDIA RTX A4000",
+        "datacenter_id": "EU-RO-1",
+    },
     {"ts_utc": "2026-05-17T12:01:05+00:00", "event": "remote_step_started", "name": "train"},
-    {"ts_utc": "2026-05-17T13:02:03+00:00", "event": "artifact_pull_completed", "label": "gpu-info", "duration_sec": 1.5},
+    {
+        "ts_utc": "2026-05-17T13:02:03+00:00",
+        "event": "artifact_pull_completed",
+        "label": "gpu-info",
+        "duration_sec": 1.5,
+    },
 ]
 
 
-def write_run(root: Path, name: str, manifest: dict[str, Any] | None, events: list[dict[str, Any]] = ()) -> Path:  # type: ignore[assignment]
+def write_run(
+    root: Path,
+    name: str,
+    manifest: dict[str, Any] | None,
+    events: Sequence[dict[str, Any]] = (),
+) -> Path:
     run_dir = root / "artifacts" / "runpod" / name
     run_dir.mkdir(parents=True)
     if manifest is not None:
@@ -120,12 +136,16 @@ def test_ls_runs_json_and_limit(project: Path, capsys: pytest.CaptureFixture[str
     assert rows[0]["failed"] is True and rows[0]["wall_time_sec"] == 30.5
 
 
-def test_ls_runs_empty_project_says_so_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ls_runs_empty_project_says_so_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = cli(capsys, "ls-runs", "--project-root", str(tmp_path))
     assert (code, out) == (0, "") and "no runs found" in err
 
 
-def test_manifest_summary_of_a_0_8_4_manifest(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_manifest_summary_of_a_0_8_4_manifest(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = project / "artifacts/runpod/20260517T120000Z/runpod_deploy_pull_manifest.json"
     code, out, _ = cli(capsys, "manifest-summary", str(path))
     assert code == 0
@@ -140,10 +160,14 @@ def test_manifest_summary_of_a_0_8_4_manifest(project: Path, capsys: pytest.Capt
     assert "failure_phase" not in out
 
 
-def test_manifest_summary_shows_our_failure_fields(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(capsys, "manifest-summary", str(project / "artifacts/runpod/20260517T130000.000001Z-beef"))
+def test_manifest_summary_shows_our_failure_fields(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(
+        capsys, "manifest-summary", str(project / "artifacts/runpod/20260517T130000.000001Z-beef")
+    )
     assert code == 0
-    assert "failure_phase: monitor" in out and "failure_reason:remote script exited with 1" in out
+    assert "failure_phase: monitor" in out and "failure_reason: remote script exited with 1" in out
     assert "cloud_type:    SECURE" in out
 
 
@@ -158,7 +182,9 @@ def test_manifest_summary_root_totals(project: Path, capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.parametrize("args", [[], ["m.json", "--root", "."]])
-def test_manifest_summary_needs_exactly_one_source(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_manifest_summary_needs_exactly_one_source(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = cli(capsys, "manifest-summary", *args)
     assert code == 2
     assert err == "runpod-deploy: manifest-summary: give exactly one of MANIFEST or --root DIR\n"
@@ -166,25 +192,42 @@ def test_manifest_summary_needs_exactly_one_source(args: list[str], capsys: pyte
 
 def test_compare_runs_diff_and_exit_code(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = project / "artifacts/runpod"
-    code, out, _ = cli(capsys, "compare-runs", str(base / "20260517T120000Z"), str(base / "20260517T130000.000001Z-beef"))
+    code, out, _ = cli(
+        capsys,
+        "compare-runs",
+        str(base / "20260517T120000Z"),
+        str(base / "20260517T130000.000001Z-beef"),
+    )
     assert code == 1  # b failed
     lines = out.splitlines()
     assert lines[0] == "diff between two manifests:"
-    assert any(l.split() == ["failed", "False", "→", "True"] for l in lines)
-    assert any(l.split() == ["failure_phase", "—", "→", "monitor"] for l in lines)
-    assert any(l.split() == ["gpu_id", "NVIDIA", "RTX", "A4000", "==", "NVIDIA", "RTX", "A4000"] for l in lines)
-    assert any(l.split() == ["deploy_metadata.local_git_sha", "1111111", "→", "2222222"] for l in lines)
-    assert any(l.split() == ["artifact[gpu-info].status", "success", "→", "failed"] for l in lines)
+    assert any(line.split() == ["failed", "False", "→", "True"] for line in lines)
+    assert any(line.split() == ["failure_phase", "—", "→", "monitor"] for line in lines)
+    assert any(
+        line.split() == ["gpu_id", "NVIDIA", "RTX", "A4000", "==", "NVIDIA", "RTX", "A4000"]
+        for line in lines
+    )
+    assert any(
+        line.split() == ["deploy_metadata.local_git_sha", "1111111", "→", "2222222"]
+        for line in lines
+    )
+    assert any(
+        line.split() == ["artifact[gpu-info].status", "success", "→", "failed"] for line in lines
+    )
 
 
-def test_compare_two_0_8_4_successes_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_two_0_8_4_successes_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = write_run(tmp_path, "a", MANIFEST_084)
     b = write_run(tmp_path, "b", {**MANIFEST_084, "wall_time_sec": 99})
     code, out, _ = cli(capsys, "compare-runs", str(a), str(b))
     assert code == 0 and "failure_phase" not in out and "outcome" not in out
 
 
-def test_compare_runs_missing_manifest_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_runs_missing_manifest_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = write_run(tmp_path, "a", MANIFEST_084)
     code, out, err = cli(capsys, "compare-runs", str(a), str(tmp_path / "nope"))
     assert (code, out) == (1, "") and "manifest not found" in err
@@ -200,14 +243,18 @@ def test_events_timeline(project: Path, capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
-def test_events_missing_run_dir_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_events_missing_run_dir_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = cli(capsys, "events", str(tmp_path / "nope"))
     assert code == 2 and err.startswith("runpod-deploy: events: no such run directory")
 
 
 def test_events_skips_malformed_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = write_run(tmp_path, "r", None)
-    (run_dir / "events.jsonl").write_text('{"event": "a", "ts_utc": "2026-01-01T00:00:00Z"}\nnot json\n[1]\n')
+    (run_dir / "events.jsonl").write_text(
+        '{"event": "a", "ts_utc": "2026-01-01T00:00:00Z"}\nnot json\n[1]\n'
+    )
     code, out, err = cli(capsys, "events", str(run_dir))
     assert (code, out) == (0, "[+0:00] a\n")
     assert "line 2: malformed JSON" in err and "line 3: not a JSON object" in err
@@ -215,10 +262,23 @@ def test_events_skips_malformed_lines(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_events_query_filters_and_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = str(project / "artifacts/runpod")
-    code, out, _ = cli(capsys, "events-query", "--root", root, "--filter", "event=remote_step_started", "--json")
+    code, out, _ = cli(
+        capsys, "events-query", "--root", root, "--filter", "event=remote_step_started", "--json"
+    )
     assert code == 0
-    assert [json.loads(l) for l in out.splitlines()] == [{**EVENTS[1], "run_dir": "20260517T120000Z"}]
-    code, out, _ = cli(capsys, "events-query", "--root", root, "--filter", "event=gpu_selected", "--filter", "datacenter_id=EU-RO-1")
+    assert [json.loads(row) for row in out.splitlines()] == [
+        {**EVENTS[1], "run_dir": "20260517T120000Z"}
+    ]
+    code, out, _ = cli(
+        capsys,
+        "events-query",
+        "--root",
+        root,
+        "--filter",
+        "event=gpu_selected",
+        "--filter",
+        "datacenter_id=EU-RO-1",
+    )
     assert out == (
         '[2026-05-17T12:00:00+00:00] 20260517T120000Z gpu_selected gpu_id="NVIDIA RTX A4000" '
         "datacenter_id=EU-RO-1\n"
@@ -227,16 +287,32 @@ def test_events_query_filters_and_json(project: Path, capsys: pytest.CaptureFixt
     assert "artifact_pull_completed" in out
 
 
-@pytest.mark.parametrize("args", [["--since", "1h30"], ["--since", "h"], ["--filter", "novalue"], ["--root", "/no/such/dir"]])
-def test_events_query_bad_flags_are_usage_errors(args: list[str], project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    full = ["events-query", *(["--root", str(project / "artifacts/runpod")] if "--root" not in args else []), *args]
+@pytest.mark.parametrize(
+    "args",
+    [["--since", "1h30"], ["--since", "h"], ["--filter", "novalue"], ["--root", "/no/such/dir"]],
+)
+def test_events_query_bad_flags_are_usage_errors(
+    args: list[str], project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = [
+        "events-query",
+        *(["--root", str(project / "artifacts/runpod")] if "--root" not in args else []),
+        *args,
+    ]
     code, out, err = cli(capsys, *full)
     assert code == 2 and out == "" and err.startswith("runpod-deploy: ") and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("30s", 30), ("5m", 300), ("1h", 3600), ("7d", 604800), ("1h30m", 5400), ("2d12h5m1s", 216301)],
+    [
+        ("30s", 30),
+        ("5m", 300),
+        ("1h", 3600),
+        ("7d", 604800),
+        ("1h30m", 5400),
+        ("2d12h5m1s", 216301),
+    ],
 )
 def test_since_durations(text: str, seconds: int) -> None:
     assert parse_since(text) == seconds

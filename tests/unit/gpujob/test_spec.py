@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from helpers.runpod_configs import MINIMAL_YAML, spec_from, with_sections
 
+from helpers.runpod_configs import MINIMAL_YAML, spec_from, with_sections
 from pegboard.domain.errors import ConfigError
 from pegboard.domain.gpujob.spec import (
     DEFAULT_FAILURE_MARKERS,
@@ -171,7 +171,9 @@ def test_seed_secret_spelling_is_accepted() -> None:
 def test_int_is_fine_for_float_but_bool_is_not_int() -> None:
     spec = spec_from(with_sections(budget={"cost_cap_usd": 3}))
     assert spec.budget.cost_cap_usd == 3.0
-    with pytest.raises(ConfigError, match=r"budget.poll_interval_sec: must be an integer, got bool"):
+    with pytest.raises(
+        ConfigError, match=r"budget.poll_interval_sec: must be an integer, got bool"
+    ):
         spec_from(with_sections(budget={"poll_interval_sec": True}))
 
 

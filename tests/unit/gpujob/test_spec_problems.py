@@ -6,8 +6,8 @@ import textwrap
 from typing import Any
 
 import pytest
-from helpers.runpod_configs import spec_from, with_sections
 
+from helpers.runpod_configs import spec_from, with_sections
 from pegboard.domain.errors import ConfigError, ConfigProblem
 
 
@@ -36,7 +36,10 @@ POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
         ({"pod": {**POD, "datacenters": "EU-RO-1"}}, "pod.datacenters: must be a list, got str"),
         ({"pod": {**POD, "gpu_order": [""]}}, "pod.gpu_order[0]: must be non-empty"),
         ({"pod": {**POD, "provider": "aws"}}, "pod.provider: must be one of runpod, local"),
-        ({"pod": {**POD, "cloud_type": "secure"}}, "pod.cloud_type: must be one of SECURE, COMMUNITY, ALL"),
+        (
+            {"pod": {**POD, "cloud_type": "secure"}},
+            "pod.cloud_type: must be one of SECURE, COMMUNITY, ALL",
+        ),
         ({"pod": {**POD, "ports": ["22"]}}, "pod.ports[0]: must be '<1-65535>/<tcp|http>'"),
         ({"pod": {**POD, "ports": ["0/tcp"]}}, "pod.ports[0]: must be '<1-65535>/<tcp|http>'"),
         ({"pod": {**POD, "ports": ["65536/tcp"]}}, "pod.ports[0]: must be '<1-65535>/<tcp|http>'"),
@@ -47,48 +50,145 @@ POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
         ({"pod": {**POD, "spot": "yes"}}, "pod.spot: must be true or false, got str"),
         ({"pod": {**POD, "min_vcpu_count": 0}}, "pod.min_vcpu_count: must be > 0"),
         ({"pod": {**POD, "min_memory_gb": 0}}, "pod.min_memory_gb: must be > 0"),
-        ({"pod": {**POD, "python_version": 3.13}}, "pod.python_version: must be a string, got float"),
+        (
+            {"pod": {**POD, "python_version": 3.13}},
+            "pod.python_version: must be a string, got float",
+        ),
         ({"pod": {**POD, "python_version": "3.13rc1"}}, "pod.python_version: must look like"),
         ({"storage": {"mode": "disk"}}, "storage.mode: must be one of network_volume, ephemeral"),
         ({"storage": {"mode": "ephemeral"}}, "storage.volume_gb: required (> 0) for ephemeral"),
         ({"storage": {"mode": "ephemeral", "volume_gb": 0}}, "storage.volume_gb: must be > 0"),
-        ({"storage": {"mode": "network_volume"}}, "storage.volume_name: required for network_volume"),
-        ({"storage": {"mode": "ephemeral", "volume_gb": 5, "volume_mount": "ws"}}, "storage.volume_mount: must be an absolute path"),
+        (
+            {"storage": {"mode": "network_volume"}},
+            "storage.volume_name: required for network_volume",
+        ),
+        (
+            {"storage": {"mode": "ephemeral", "volume_gb": 5, "volume_mount": "ws"}},
+            "storage.volume_mount: must be an absolute path",
+        ),
         ({"ssh": {"key_path": ["a"]}}, "ssh.key_path: must be a string, got list"),
         ({"budget": {"cost_cap_usd": 0}}, "budget.cost_cap_usd: must be > 0"),
         ({"budget": {"cost_cap_usd": "5"}}, "budget.cost_cap_usd: must be a number, got str"),
-        ({"budget": {"assumed_hourly_rate_usd": -1}}, "budget.assumed_hourly_rate_usd: must be > 0"),
+        (
+            {"budget": {"assumed_hourly_rate_usd": -1}},
+            "budget.assumed_hourly_rate_usd: must be > 0",
+        ),
         ({"budget": {"max_runtime_minutes": 0}}, "budget.max_runtime_minutes: must be > 0"),
-        ({"budget": {"max_runtime_minutes": 1.5}}, "budget.max_runtime_minutes: must be an integer, got float"),
+        (
+            {"budget": {"max_runtime_minutes": 1.5}},
+            "budget.max_runtime_minutes: must be an integer, got float",
+        ),
         ({"budget": {"poll_interval_sec": 0}}, "budget.poll_interval_sec: must be > 0"),
         ({"budget": {"ssh_ready_timeout_sec": 0}}, "budget.ssh_ready_timeout_sec: must be > 0"),
-        ({"remote_env": {"exports": {"A B": "x"}}}, "remote_env.exports.A B: must be an identifier"),
+        (
+            {"remote_env": {"exports": {"A B": "x"}}},
+            "remote_env.exports.A B: must be an identifier",
+        ),
         ({"remote_env": {"exports": {"A": 1}}}, "remote_env.exports.A: must be a string, got int"),
-        ({"remote_env": {"source_files": "/x"}}, "remote_env.source_files: must be a list, got str"),
+        (
+            {"remote_env": {"source_files": "/x"}},
+            "remote_env.source_files: must be a list, got str",
+        ),
         ({"setup": [{"command": " "}]}, "setup[0].command: must not be blank"),
         ({"setup": [{"command": "x", "timeout_sec": 0}]}, "setup[0].timeout_sec: must be > 0"),
-        ({"preflight": [{"command": "x", "with_env": 1}]}, "preflight[0].with_env: must be true or false, got int"),
+        (
+            {"preflight": [{"command": "x", "with_env": 1}]},
+            "preflight[0].with_env: must be true or false, got int",
+        ),
         ({"setup": {"command": "x"}}, "setup: must be a list, got dict"),
-        ({"staging": [{"label": "", "source": "a", "destination": "b"}]}, "staging[0].label: must be non-empty"),
-        ({"staging": [{"label": "a", "source": "a"}]}, "staging[0].destination: required key missing"),
-        ({"secrets": [{"name": "a", "destination": "rel", "env": ["A"]}]}, "secrets[0].destination: must be an absolute path"),
+        (
+            {"staging": [{"label": "", "source": "a", "destination": "b"}]},
+            "staging[0].label: must be non-empty",
+        ),
+        (
+            {"staging": [{"label": "a", "source": "a"}]},
+            "staging[0].destination: required key missing",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "rel", "env": ["A"]}]},
+            "secrets[0].destination: must be an absolute path",
+        ),
         ({"secrets": [{"name": "a", "destination": "/x"}]}, "secrets[0]: set exactly one of"),
-        ({"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "file": "f"}]}, "secrets[0]: set exactly one of"),
-        ({"secrets": [{"name": "a", "destination": "/x", "env": ["A-B"]}]}, "secrets[0].env[0]: must be an identifier"),
-        ({"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "mode": "0800"}]}, "secrets[0].mode: must be 3 or 4 octal digits"),
-        ({"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "mode": 600}]}, "secrets[0].mode: must be a string, got int"),
-        ({"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "source_env": ["B"]}]}, "secrets[0]: set either 'env' or 'source_env', not both"),
-        ({"secrets": [{"name": "a", "destination": "/x", "var_name": "A"}]}, "secrets[0].var_name: unknown key"),
-        ({"run": {"script_path": "run.sh", "log_path": "/l", "success_marker": "x", "body": "x"}}, "run.script_path: must be an absolute path"),
-        ({"run": {"script_path": "/s", "log_path": "l", "success_marker": "x", "body": "x"}}, "run.log_path: must be an absolute path"),
-        ({"run": {"script_path": "/s", "log_path": "/l", "success_marker": "", "body": "x"}}, "run.success_marker: must be non-empty"),
-        ({"run": {"script_path": "/s", "log_path": "/l", "success_marker": "x", "body": "\n"}}, "run.body: must not be blank"),
-        ({"run": {"script_path": "/s", "log_path": "/l", "success_marker": "x", "body": "x", "failure_markers": "Killed"}}, "run.failure_markers: must be a list, got str"),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "file": "f"}]},
+            "secrets[0]: set exactly one of",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A-B"]}]},
+            "secrets[0].env[0]: must be an identifier",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "mode": "0800"}]},
+            "secrets[0].mode: must be 3 or 4 octal digits",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "mode": 600}]},
+            "secrets[0].mode: must be a string, got int",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A"], "source_env": ["B"]}]},
+            "secrets[0]: set either 'env' or 'source_env', not both",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "var_name": "A"}]},
+            "secrets[0].var_name: unknown key",
+        ),
+        (
+            {
+                "run": {
+                    "script_path": "run.sh",
+                    "log_path": "/l",
+                    "success_marker": "x",
+                    "body": "x",
+                }
+            },
+            "run.script_path: must be an absolute path",
+        ),
+        (
+            {"run": {"script_path": "/s", "log_path": "l", "success_marker": "x", "body": "x"}},
+            "run.log_path: must be an absolute path",
+        ),
+        (
+            {"run": {"script_path": "/s", "log_path": "/l", "success_marker": "", "body": "x"}},
+            "run.success_marker: must be non-empty",
+        ),
+        (
+            {"run": {"script_path": "/s", "log_path": "/l", "success_marker": "x", "body": "\n"}},
+            "run.body: must not be blank",
+        ),
+        (
+            {
+                "run": {
+                    "script_path": "/s",
+                    "log_path": "/l",
+                    "success_marker": "x",
+                    "body": "x",
+                    "failure_markers": "Killed",
+                }
+            },
+            "run.failure_markers: must be a list, got str",
+        ),
         ({"run": None}, "run: required key missing"),
-        ({"artifacts": [{"label": "a", "remote_path": "/r", "local_path": ""}]}, "artifacts[0].local_path: must be non-empty"),
-        ({"artifacts": [{"label": "a", "remote_path": "/r", "local_path": "l", "required": "yes"}]}, "artifacts[0].required: must be true or false"),
-        ({"lifecycle": {"on_failure": "recycle"}}, "lifecycle.on_failure: recycle is only allowed for on_success"),
-        ({"lifecycle": {"on_success": "terminate"}}, "lifecycle.on_success: must be one of preserve, stop, delete, recycle"),
+        (
+            {"artifacts": [{"label": "a", "remote_path": "/r", "local_path": ""}]},
+            "artifacts[0].local_path: must be non-empty",
+        ),
+        (
+            {
+                "artifacts": [
+                    {"label": "a", "remote_path": "/r", "local_path": "l", "required": "yes"}
+                ]
+            },
+            "artifacts[0].required: must be true or false",
+        ),
+        (
+            {"lifecycle": {"on_failure": "recycle"}},
+            "lifecycle.on_failure: recycle is only allowed for on_success",
+        ),
+        (
+            {"lifecycle": {"on_success": "terminate"}},
+            "lifecycle.on_success: must be one of preserve, stop, delete, recycle",
+        ),
         ({"telemetry": {"sample_interval_sec": 4}}, "telemetry.sample_interval_sec: must be >= 5"),
         ({"telemetry": {"enabled": "no"}}, "telemetry.enabled: must be true or false"),
         ({"variables": {"seed": 1}}, "variables.seed: must be a string, got int"),

@@ -8,10 +8,11 @@ import textwrap
 from datetime import UTC, datetime
 
 import pytest
-from helpers.runpod_configs import MINIMAL_YAML, document, with_sections
 
+from helpers.runpod_configs import MINIMAL_YAML, document, with_sections
 from pegboard.domain.errors import ConfigError
 from pegboard.domain.gpujob.spec_validation import parse_job_spec
+from pegboard.domain.gpujob.template_syntax import referenced_names
 from pegboard.domain.gpujob.templates import (
     RunBuiltins,
     TemplateError,
@@ -22,7 +23,6 @@ from pegboard.domain.gpujob.templates import (
     render_text,
     run_dir_name,
 )
-from pegboard.domain.gpujob.template_syntax import referenced_names
 
 BUILTINS = RunBuiltins(
     config_path="/proj/cfg/job.yaml",
@@ -80,7 +80,7 @@ def test_referenced_names_skip_escapes_and_bash() -> None:
 
 # --- shell contexts ---
 
-NASTY = "it's a \"test\" $(touch /tmp/x) `id` \\ ; rm -rf / #"
+NASTY = 'it\'s a "test" $(touch /tmp/x) `id` \\ ; rm -rf / #'
 
 
 @pytest.mark.parametrize(
@@ -200,7 +200,7 @@ def test_unknown_variables_are_found_before_any_pod_with_line_and_path() -> None
 
 def test_cycles_are_reported() -> None:
     text = with_sections(variables={"a": "{b}", "b": "{a}"}, name="n-{a}")
-    with pytest.raises(ConfigError, match="cycle: (a -> b -> a|b -> a -> b)"):
+    with pytest.raises(ConfigError, match=r"cycle: (a -> b -> a|b -> a -> b)"):
         render(text)
 
 
@@ -244,7 +244,10 @@ def test_python_pin_is_quoted_and_runs_first() -> None:
 def test_remote_env_prefix_quotes_values() -> None:
     job = render(
         with_sections(
-            remote_env={"source_files": ["{volume_mount}/.env"], "exports": {"X": "a b; {job_name}"}}
+            remote_env={
+                "source_files": ["{volume_mount}/.env"],
+                "exports": {"X": "a b; {job_name}"},
+            }
         )
     )
     prefix = job.remote_env.shell_prefix()
@@ -257,9 +260,15 @@ def test_home_project_root_is_refused() -> None:
     doc = document(with_sections(local={"project_root": "~"}), source="/home/me/job.yaml")
     spec = parse_job_spec(doc)
     with pytest.raises(ConfigError, match=r"local.project_root: resolves to your home"):
-        make_builtins(spec, document=doc, config_path="/home/me/job.yaml", home="/home/me", run_stamp="s")
+        make_builtins(
+            spec, document=doc, config_path="/home/me/job.yaml", home="/home/me", run_stamp="s"
+        )
     doc = document(with_sections(local={"project_root": ".."}), source="/home/me/p/job.yaml")
     with pytest.raises(ConfigError):
         make_builtins(
-            parse_job_spec(doc), document=doc, config_path="/home/me/p/job.yaml", home="/home/me", run_stamp="s"
+            parse_job_spec(doc),
+            document=doc,
+            config_path="/home/me/p/job.yaml",
+            home="/home/me",
+            run_stamp="s",
         )

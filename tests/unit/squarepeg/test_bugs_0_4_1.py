@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers.squarepeg_cli import run_cli
 from helpers.squarepeg_requests import container, manifest
-
 from pegboard.app.squarepeg import container as container_module
 from pegboard.domain.errors import ConfigError, UsageError
 from pegboard.domain.squarepeg import labels
@@ -36,7 +36,7 @@ def test_passthrough_cannot_change_restart_policy() -> None:
 def test_passthrough_aimed_at_the_default_name_cannot_add_an_imageless_container() -> None:
     # 0.4.1: with --container-name app, passthrough aimed at `main` made a second, image-less
     # container. Our container keeps its identity and the stray one is an error.
-    with pytest.raises(ConfigError, match="no image"):
+    with pytest.raises(ConfigError, match=r"no image"):
         manifest(container_name="app", layers=main_passthrough(args=["x"]))
     m = manifest(container_name="app", layers=[{"kubernetes": {"spec": {"containers": [
         {"name": "app", "args": ["cfg"]}]}}}])  # fmt: skip
@@ -56,7 +56,7 @@ def test_passthrough_cannot_rewrite_squarepegs_own_labels() -> None:
 
 def test_nameless_containers_list_cannot_replace_the_container() -> None:
     layers = [{"kubernetes": {"spec": {"containers": [{"image": "other"}]}}}]
-    with pytest.raises(ConfigError, match="every container needs a name"):
+    with pytest.raises(ConfigError, match=r"every container needs a name"):
         manifest("alpine", "echo", "hi", env=("A=1",), layers=layers)
 
 
@@ -64,7 +64,7 @@ def test_request_and_limit_flags_take_kubernetes_quantities_and_catch_milli_memo
     c = container(manifest(request_memory="256Mi", limit_memory="1G", request_cpu="250m"))
     assert c["resources"]["requests"] == {"cpu": "250m", "memory": "256Mi"}
     assert c["resources"]["limits"] == {"memory": "1G"}
-    with pytest.raises(UsageError, match="did you mean 512Mi"):
+    with pytest.raises(UsageError, match=r"did you mean 512Mi"):
         manifest(limit_memory="512m")
 
 
@@ -85,9 +85,9 @@ def test_config_mode_job_in_any_case_is_a_job(mode: str) -> None:
 
 
 def test_unknown_mode_is_rejected_not_a_pod() -> None:
-    with pytest.raises(ConfigError, match="mode"):
+    with pytest.raises(ConfigError, match=r"mode"):
         manifest(layers=[{"mode": "cronjob"}])
-    with pytest.raises(UsageError, match="--mode"):
+    with pytest.raises(UsageError, match=r"--mode"):
         manifest(mode="deployment")
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.squarepeg_requests import container, manifest
 
+from helpers.squarepeg_requests import container, manifest
 from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.claims import always_claimed, as_strings, claims_for, named
 from pegboard.domain.squarepeg.request import RunRequest

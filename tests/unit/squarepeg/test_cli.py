@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.squarepeg_cli import run_cli
 
+from helpers.squarepeg_cli import run_cli
 from pegboard import __version__
 from pegboard.app.squarepeg import cli, lifecycle
 from pegboard.domain.errors import (

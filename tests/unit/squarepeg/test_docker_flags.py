@@ -64,7 +64,7 @@ def test_user(raw: str, context: dict[str, int]) -> None:
 
 @pytest.mark.parametrize("raw", ["bob", "1000:staff", "bob:1000", "", "-1", "1000:"])
 def test_user_names_cannot_be_resolved(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--user .*numeric"):
+    with pytest.raises(UsageError, match=r"^--user .*numeric"):
         parse_user(raw)
 
 
@@ -76,7 +76,7 @@ def test_capabilities_are_normalised() -> None:
         "SYS_TIME",
         "ALL",
     ]
-    with pytest.raises(UsageError, match="^--cap-drop"):
+    with pytest.raises(UsageError, match=r"^--cap-drop"):
         parse_capabilities(["not a cap"], flag="--cap-drop")
 
 
@@ -90,7 +90,7 @@ def test_add_hosts_group_by_ip() -> None:
 
 @pytest.mark.parametrize("raw", ["nocolon", "h:host-gateway", ":1.2.3.4", "h:not-an-ip"])
 def test_bad_add_host(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--add-host"):
+    with pytest.raises(UsageError, match=r"^--add-host"):
         parse_add_hosts([raw])
 
 
@@ -100,15 +100,15 @@ def test_platform() -> None:
         "kubernetes.io/arch": "arm64",
     }
     assert parse_platform("amd64") == {"kubernetes.io/arch": "amd64"}
-    with pytest.raises(UsageError, match="variants"):
+    with pytest.raises(UsageError, match=r"variants"):
         parse_platform("linux/arm/v7")
-    with pytest.raises(UsageError, match="^--platform"):
+    with pytest.raises(UsageError, match=r"^--platform"):
         parse_platform("plan9/amd64")
 
 
 def test_hostname() -> None:
     assert parse_hostname("box") == "box"
-    with pytest.raises(UsageError, match="^--hostname"):
+    with pytest.raises(UsageError, match=r"^--hostname"):
         parse_hostname("Not_Valid")
 
 

@@ -56,5 +56,5 @@ def test_user_labels() -> None:
     ["=x", "bad key=x", "k=bad value", "k=" + "v" * 64, "Example.COM/x=1", "squarepeg.io/keep=no"],
 )
 def test_bad_user_labels_name_the_flag(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--label"):
+    with pytest.raises(UsageError, match=r"^--label"):
         parse_user_labels([raw])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.squarepeg_requests import container, manifest, pod_spec
 
+from helpers.squarepeg_requests import container, manifest, pod_spec
 from pegboard.domain.errors import ConfigError
 from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.config import JobPassthrough, RunMode, SquarepegConfig
@@ -95,7 +95,7 @@ def test_sidecars_are_appended_and_need_an_image() -> None:
 
 
 def test_passthrough_containers_must_be_a_list() -> None:
-    with pytest.raises(ConfigError, match="kubernetes.spec.containers"):
+    with pytest.raises(ConfigError, match=r"kubernetes.spec.containers"):
         manifest(layers=k8s(spec={"containers": {"name": "main"}}))
 
 
@@ -151,7 +151,7 @@ def test_job_spec_merges_over_the_job_spec() -> None:
 
 
 def test_job_spec_template_in_config_is_rejected_clearly() -> None:
-    with pytest.raises(ConfigError, match="job.spec: 'template'"):
+    with pytest.raises(ConfigError, match=r"job.spec: 'template'"):
         manifest(mode="job", layers=[{"job": {"spec": {"template": {"spec": {}}}}}])
 
 
@@ -194,7 +194,7 @@ def test_backoff_limit_may_be_raised() -> None:
 
 def test_bad_job_template_shape() -> None:
     config = SquarepegConfig(mode=RunMode.JOB, job=JobPassthrough(spec={"template": {"x": {}}}))
-    with pytest.raises(ConfigError, match="job.spec.template"):
+    with pytest.raises(ConfigError, match=r"job.spec.template"):
         render_manifest(RunRequest("alpine"), config, **FIXED)
 
 
@@ -208,13 +208,15 @@ def test_passthrough_name_is_used_when_no_name_flag() -> None:
     m = manifest(layers=k8s(metadata={"name": "from-config"}))
     assert m["metadata"]["name"] == "from-config"
     assert manifest(name="cli", layers=k8s(metadata={"name": "cfg"}))["metadata"]["name"] == "cli"
-    with pytest.raises(ConfigError, match="metadata.name"):
+    with pytest.raises(ConfigError, match=r"metadata.name"):
         manifest(layers=k8s(metadata={"name": "Not_Valid"}))
 
 
 def test_pull_policy_from_passthrough_is_checked() -> None:
-    with pytest.raises(ConfigError, match="imagePullPolicy 'Sometimes'"):
-        manifest(layers=k8s(spec={"containers": [{"name": "main", "imagePullPolicy": "Sometimes"}]}))
+    with pytest.raises(ConfigError, match=r"imagePullPolicy 'Sometimes'"):
+        manifest(
+            layers=k8s(spec={"containers": [{"name": "main", "imagePullPolicy": "Sometimes"}]})
+        )
 
 
 def test_pod_spec_of_job() -> None:

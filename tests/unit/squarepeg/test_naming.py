@@ -20,7 +20,7 @@ def test_valid_names_are_used_verbatim(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["", "A", "a.b", "-a", "a-", "x" * 64, "a_b", "a b"])
 def test_invalid_names_are_rejected_naming_the_flag(name: str) -> None:
-    with pytest.raises(UsageError, match="^--name"):
+    with pytest.raises(UsageError, match=r"^--name"):
         validate_name(name)
 
 

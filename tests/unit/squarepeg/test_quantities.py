@@ -29,7 +29,7 @@ def test_cpus(raw: str, cpu: str) -> None:
 
 @pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "-1", "lots", "", "NaN", "Infinity"])
 def test_bad_cpus_are_usage_errors_naming_the_flag(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--cpus"):
+    with pytest.raises(UsageError, match=r"^--cpus"):
         docker_cpus_to_k8s(raw)
 
 
@@ -45,7 +45,7 @@ def test_memory(raw: str, memory: str) -> None:
 
 @pytest.mark.parametrize("raw", ["lots", "-1m", "1x", "nan", "1e3m", ""])
 def test_bad_memory_names_the_flag(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--memory"):
+    with pytest.raises(UsageError, match=r"^--memory"):
         docker_memory_to_k8s(raw)
 
 
@@ -72,7 +72,7 @@ def test_docker_style_memory_gets_a_hint_too() -> None:
 
 @pytest.mark.parametrize("raw", ["-1Gi", "lots", "1.5.5", "100u"])
 def test_bad_kubernetes_memory(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--request-memory"):
+    with pytest.raises(UsageError, match=r"^--request-memory"):
         k8s_memory_quantity(raw, flag="--request-memory")
 
 
@@ -83,7 +83,7 @@ def test_kubernetes_cpu(raw: str) -> None:
 
 @pytest.mark.parametrize("raw", ["-1", "half", "nan", "inf", "1Kb"])
 def test_bad_kubernetes_cpu(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--limit-cpu"):
+    with pytest.raises(UsageError, match=r"^--limit-cpu"):
         k8s_cpu_quantity(raw, flag="--limit-cpu")
 
 
@@ -92,6 +92,8 @@ def test_parse_k8s_quantity() -> None:
     assert parse_k8s_quantity("1Ki") == 1024
     assert parse_k8s_quantity("1e3") == 1000
     assert parse_k8s_quantity("1k") == 1000
+    assert parse_k8s_quantity("1Ei") == 1024**6
+    assert parse_k8s_quantity("2E") == 2 * 10**18
     assert parse_k8s_quantity("x") is None
 
 
@@ -102,5 +104,5 @@ def test_gpus(raw: str, count: int) -> None:
 
 @pytest.mark.parametrize("raw", ["all", "device=0", "-1", "count=all", ""])
 def test_bad_gpus(raw: str) -> None:
-    with pytest.raises(UsageError, match="^--gpus"):
+    with pytest.raises(UsageError, match=r"^--gpus"):
         docker_gpus_to_count(raw)

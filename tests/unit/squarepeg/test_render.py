@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.squarepeg_requests import RUN_ID, container, manifest, pod_spec, resolve
 
+from helpers.squarepeg_requests import RUN_ID, container, manifest, pod_spec, resolve
 from pegboard.domain.errors import ConfigError, UsageError
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg import labels
@@ -119,12 +119,12 @@ def test_workdir_entrypoint_pull_tty_stdin() -> None:
 def test_pull_values() -> None:
     assert container(manifest(pull="always"))["imagePullPolicy"] == "Always"
     assert container(manifest(pull="never"))["imagePullPolicy"] == "Never"
-    with pytest.raises(UsageError, match="--pull"):
+    with pytest.raises(UsageError, match=r"--pull"):
         manifest(pull="sometimes")
 
 
 def test_relative_workdir_is_rejected() -> None:
-    with pytest.raises(UsageError, match="--workdir"):
+    with pytest.raises(UsageError, match=r"--workdir"):
         manifest(workdir="rel")
 
 
@@ -171,13 +171,13 @@ def test_request_and_limit_flags_override_one_field() -> None:
 
 
 def test_request_above_limit_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="memory request 2Gi is above its limit 1Gi"):
+    with pytest.raises(UsageError, match=r"memory request 2Gi is above its limit 1Gi"):
         manifest(request_memory="2Gi", memory="1g")
 
 
 def test_bad_default_cpus_is_a_config_error() -> None:
     config = SquarepegConfig(defaults=SquarepegConfig().defaults.__class__(cpus="nan"))
-    with pytest.raises(ConfigError, match="defaults.cpus"):
+    with pytest.raises(ConfigError, match=r"defaults.cpus"):
         render_manifest(RunRequest("alpine"), config, environ={}, user="u", run_id="r",
                         random_hex="abcdef")  # fmt: skip
 
@@ -194,14 +194,14 @@ def test_namespace_sources() -> None:
 
 def test_passthrough_namespace_that_disagrees_is_an_error() -> None:
     layers = [{"kubernetes": {"metadata": {"namespace": "other"}}}]
-    with pytest.raises(ConfigError, match="'other' disagrees with -n 'mine'"):
+    with pytest.raises(ConfigError, match=r"'other' disagrees with -n 'mine'"):
         manifest(namespace="mine", layers=layers)
-    with pytest.raises(ConfigError, match="job.metadata.namespace"):
+    with pytest.raises(ConfigError, match=r"job.metadata.namespace"):
         manifest(mode="job", layers=[{"namespace": "a", "job": {"metadata": {"namespace": "b"}}}])
 
 
 def test_bad_namespace_flag() -> None:
-    with pytest.raises(UsageError, match="--namespace"):
+    with pytest.raises(UsageError, match=r"--namespace"):
         manifest(namespace="Bad_NS")
 
 
@@ -211,7 +211,7 @@ def test_mode_flag(mode: str, kind: str) -> None:
 
 
 def test_unknown_mode_flag_is_rejected() -> None:
-    with pytest.raises(UsageError, match="--mode 'cronjob'"):
+    with pytest.raises(UsageError, match=r"--mode 'cronjob'"):
         manifest(mode="cronjob")
 
 
@@ -220,19 +220,19 @@ def test_mode_flag_beats_config() -> None:
 
 
 def test_rm_and_keep_contradict() -> None:
-    with pytest.raises(UsageError, match="--rm and --keep"):
+    with pytest.raises(UsageError, match=r"--rm and --keep"):
         manifest(rm=True, keep=True)
     assert manifest(rm=True)["kind"] == "Pod"
 
 
 def test_dry_run_flags_are_mutually_exclusive() -> None:
-    with pytest.raises(UsageError, match="mutually exclusive"):
+    with pytest.raises(UsageError, match=r"mutually exclusive"):
         manifest(dry_run=True, dry_run_server=True)
 
 
 @pytest.mark.parametrize("timeout", [0, -5])
 def test_timeout_must_be_positive(timeout: int) -> None:
-    with pytest.raises(UsageError, match="--timeout"):
+    with pytest.raises(UsageError, match=r"--timeout"):
         resolve(timeout=timeout)
 
 
@@ -244,13 +244,13 @@ def test_timeout_from_config() -> None:
 def test_container_name() -> None:
     m = manifest(container_name="app")
     assert container(m, "app")["image"] == "alpine"
-    with pytest.raises(UsageError, match="--container-name"):
+    with pytest.raises(UsageError, match=r"--container-name"):
         manifest(container_name="Bad_Name")
 
 
 def test_name_flag_and_validation() -> None:
     assert manifest(name="my-run")["metadata"]["name"] == "my-run"
-    with pytest.raises(UsageError, match="--name"):
+    with pytest.raises(UsageError, match=r"--name"):
         manifest(name="My.Run")
 
 
@@ -283,7 +283,7 @@ def test_docker_extras() -> None:
 
 
 def test_privileged_needs_config_permission() -> None:
-    with pytest.raises(UsageError, match="allow_privileged"):
+    with pytest.raises(UsageError, match=r"allow_privileged"):
         manifest(privileged=True)
     m = manifest(privileged=True, layers=[{"allow_privileged": True}])
     assert container(m)["securityContext"] == {"privileged": True}

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers.squarepeg_cli import CliResult, run_cli
 from helpers.squarepeg_requests import container
-
 from pegboard.app.squarepeg import lifecycle
 from pegboard.domain.squarepeg.docker_flags import REJECTED_FLAGS
 
@@ -118,9 +118,10 @@ def test_config_profile_and_no_default_config(tmp_path: Path) -> None:
 def test_dry_run_namespace_from_kubeconfig_context(tmp_path: Path) -> None:
     m = dry(tmp_path, "alpine", kubeconfig_namespace="ctx-ns")
     assert m["metadata"]["namespace"] == "ctx-ns"
-    assert dry(tmp_path, "-n", "x", "alpine", kubeconfig_namespace="ctx-ns")["metadata"][
-        "namespace"
-    ] == "x"
+    assert (
+        dry(tmp_path, "-n", "x", "alpine", kubeconfig_namespace="ctx-ns")["metadata"]["namespace"]
+        == "x"
+    )
 
 
 def test_dry_run_reads_the_real_kubeconfig_honouring_context(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_named_volume_mounted_twice_is_one_volume() -> None:
 
 
 def test_unconfigured_name_is_an_error_naming_the_spec() -> None:
-    with pytest.raises(UsageError, match="-v data:/x: no volume 'data' in config"):
+    with pytest.raises(UsageError, match=r"-v data:/x: no volume 'data' in config"):
         plan("data:/x")
 
 
@@ -87,7 +87,7 @@ def test_bad_specs(spec: str) -> None:
 
 
 def test_host_path_needs_config_permission() -> None:
-    with pytest.raises(UsageError, match="allow_host_path_mounts"):
+    with pytest.raises(UsageError, match=r"allow_host_path_mounts"):
         plan("/host:/ctr")
 
 
@@ -103,7 +103,7 @@ def test_host_paths_absolute_and_relative() -> None:
 
 @pytest.mark.parametrize("specs", [("/x", "/x"), ("/ref",), ("/x/", "/x"), ("scratch:/y", "/y")])
 def test_duplicate_mount_paths_are_rejected(specs: tuple[str, ...]) -> None:
-    with pytest.raises(UsageError, match="already used by"):
+    with pytest.raises(UsageError, match=r"already used by"):
         plan(*specs)
 
 
@@ -119,17 +119,17 @@ def test_tmpfs_and_shm() -> None:
 
 
 def test_tmpfs_options_other_than_size_are_refused() -> None:
-    with pytest.raises(UsageError, match="--tmpfs /run:noexec"):
+    with pytest.raises(UsageError, match=r"--tmpfs /run:noexec"):
         plan(configured={}, tmpfs=("/run:noexec",))
 
 
 def test_shm_size_conflicts_with_a_dev_shm_volume() -> None:
-    with pytest.raises(UsageError, match="/dev/shm"):
+    with pytest.raises(UsageError, match=r"/dev/shm"):
         plan("/dev/shm", configured={}, shm_size="1g")
 
 
 def test_configured_names_that_sanitise_alike_are_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="volumes.Data"):
+    with pytest.raises(ConfigError, match=r"volumes.Data"):
         plan(configured={"data": VolumeConfig(), "Data": VolumeConfig()})
 
 

@@ -227,12 +227,12 @@ class ApiHandler(BaseHTTPRequestHandler):
         try:
             try:
                 self._authenticate()
-                if state.faults.latency_ms:
-                    time.sleep(state.faults.latency_ms / 1000)
-                params = parse_qs(query, keep_blank_values=True)
                 if path.startswith("/sandbox/"):
                     self._control(method, path)
                     return
+                if state.faults.latency_ms:
+                    time.sleep(state.faults.latency_ms / 1000)
+                params = parse_qs(query, keep_blank_values=True)
                 rule = state.faults.take_reject(method, f"{path}?{query}" if query else path)
                 if rule is not None:
                     raise ApiError(

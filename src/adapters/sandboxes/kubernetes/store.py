@@ -230,9 +230,13 @@ class Store:
                     f"too old resource version: {resource_version} ({self._compacted_rv + 1})",
                     reason="Expired",
                 )
-            if not self._history or self._history[-1].resource_version <= resource_version:
-                return []
-            return [c for c in self._history if c.resource_version > resource_version]
+            newer: builtins.list[Change] = []
+            for change in reversed(self._history):  # the newest few are what a watch wants
+                if change.resource_version <= resource_version:
+                    break
+                newer.append(change)
+            newer.reverse()
+            return newer
 
     def compact(self) -> None:
         """Forget all history, so any older resourceVersion now answers 410 (like etcd compaction)."""

@@ -1,0 +1,136 @@
+"""`runpod-deploy run`: flags -> RunRequest -> run_job, with SIGTERM treated like Ctrl-C.
+
+stdout carries the job's log as raw bytes, chunk by chunk (and `RUN_DIR=<abs>` first with
+--print-run-dir); every message of the tool goes to stderr. Exit: 0 success (or dry run),
+1 the job failed, 2 usage/config error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
+from pegboard.domain.errors import UsageError
+
+from .run_job import RunRequest, run_job
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, so `kill` gets the same cleanup as Ctrl-C."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (embedded use): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@click.command("run")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The job's YAML config.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Walk every phase without creating anything (read-only provider queries).",
+)
+@click.option(
+    "--offline-dry-run",
+    is_flag=True,
+    help="Like --dry-run with no external call at all: no provider, git or secrets.",
+)
+@click.option(
+    "--var",
+    "var_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Template variable (repeatable; wins over --vars-file).",
+)
+@click.option(
+    "--vars-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="JSON object of template variables.",
+)
+@click.option("--print-run-dir", is_flag=True, help="Print RUN_DIR=<abs path> on stdout first.")
+@click.option("--cost-cap-usd", type=float, help="Override budget.cost_cap_usd.")
+@click.option("--max-runtime-minutes", type=int, help="Override budget.max_runtime_minutes.")
+@click.option(
+    "--ssh-ready-timeout-sec",
+    type=click.IntRange(min=1),
+    help="Override budget.ssh_ready_timeout_sec.",
+)
+@click.option(
+    "--force-fresh",
+    is_flag=True,
+    help="With lifecycle recycle: delete the paused pod and create a fresh one.",
+)
+@click.option("--gpu-id", help="Use this GPU (needs --datacenter-id); skips the stock lookup.")
+@click.option("--datacenter-id", help="Use this datacenter (needs --gpu-id).")
+@click.option(
+    "--max-gpu-price",
+    "max_gpu_price",
+    type=float,
+    help="Skip GPUs whose known price is above this many USD per hour.",
+)
+@verbosity_options
+def run(
+    config_path: Path,
+    dry_run: bool,
+    offline_dry_run: bool,
+    var_args: tuple[str, ...],
+    vars_file: Path | None,
+    print_run_dir: bool,
+    cost_cap_usd: float | None,
+    max_runtime_minutes: int | None,
+    ssh_ready_timeout_sec: int | None,
+    force_fresh: bool,
+    gpu_id: str | None,
+    datacenter_id: str | None,
+    max_gpu_price: float | None,
+) -> int:
+    """Provision a pod, run the job, pull artifacts, apply the lifecycle action."""
+    from pegboard.app.runpod_deploy.container import current_container
+
+    if bool(gpu_id) != bool(datacenter_id):
+        raise UsageError("--gpu-id and --datacenter-id must be given together")
+    if max_gpu_price is not None and max_gpu_price <= 0:
+        raise UsageError(f"--max-gpu-price must be > 0, got {max_gpu_price}")
+    cli_vars = merge_cli_vars(
+        var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
+    )
+    request = RunRequest(
+        config_path=config_path,
+        cli_vars=cli_vars,
+        dry_run=dry_run or offline_dry_run,
+        offline=offline_dry_run,
+        print_run_dir=print_run_dir,
+        cost_cap_usd=cost_cap_usd,
+        max_runtime_minutes=max_runtime_minutes,
+        ssh_ready_timeout_sec=ssh_ready_timeout_sec,
+        force_fresh=force_fresh,
+        gpu_id=gpu_id,
+        datacenter_id=datacenter_id,
+        max_gpu_price_usd=max_gpu_price,
+    )
+    with sigterm_as_interrupt():
+        result = run_job(request, current_container().run_deps())
+    return result.exit_code

@@ -1,0 +1,277 @@
+"""`runpod-deploy validate`: rejects what 0.8.4 rejects, and what 0.8.4 wrongly accepted."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dependency_injector import providers
+
+from helpers.runpod_configs import MINIMAL_YAML, with_sections
+from pegboard.app.runpod_deploy.cli import main
+from pegboard.app.runpod_deploy.container import current_container
+
+POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    home = tmp_path / "home"
+    (home / "proj").mkdir(parents=True)
+    with current_container().home.override(providers.Object(str(home))):
+        yield home
+
+
+def validate(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as caught:
+        main(["validate", "--config", str(config), *args])
+    out, err = capsys.readouterr()
+    return int(caught.value.code or 0), out, err
+
+
+def write(home: Path, text: str, name: str = "job.yaml") -> Path:
+    path = home / "proj" / name
+    path.write_text(text)
+    return path
+
+
+def expect_rejected(
+    capsys: pytest.CaptureFixture[str], path: Path, *fragments: str, args: tuple[str, ...] = ()
+) -> str:
+    code, out, err = validate(capsys, path, *args)
+    assert code == 2, err
+    assert out == "" and "Traceback" not in err
+    assert any(line.startswith("runpod-deploy: ") for line in err.splitlines())
+    for fragment in fragments:
+        assert fragment in err, err
+    return err
+
+
+# --- what 0.8.4 rejects too ---
+
+
+@pytest.mark.parametrize(
+    ("sections", "fragment"),
+    [
+        ({"extra": 1}, "job.yaml:19: extra: unknown key 'extra'"),
+        ({"pod": {**POD, "gpu": 1}}, "pod.gpu: unknown key"),
+        ({"run": None}, "run: required key missing"),
+        ({"pod": {**POD, "gpu_count": "2"}}, "pod.gpu_count: must be an integer, got str"),
+        ({"pod": {**POD, "gpu_count": True}}, "pod.gpu_count: must be an integer, got bool"),
+        ({"pod": {**POD, "datacenters": "EU"}}, "pod.datacenters: must be a list, got str"),
+        ({"budget": {"cost_cap_usd": 0}}, "budget.cost_cap_usd: must be > 0"),
+        ({"telemetry": {"sample_interval_sec": 1}}, "telemetry.sample_interval_sec: must be >= 5"),
+        ({"secrets": [{"name": "a", "destination": "/x"}]}, "secrets[0]: set exactly one of"),
+        ({"lifecycle": {"on_failure": "recycle"}}, "recycle is only allowed for on_success"),
+        ({"stop": {"on_success": True}}, "the `stop:` block was removed"),
+        ({"schema_version": 1}, "schema_version: must be 2"),
+        ({"variables": {"n": 1}}, "variables.n: must be a string, got int"),
+    ],
+)
+def test_rejected_like_0_8_4(
+    sections: dict[str, Any], fragment: str, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expect_rejected(capsys, write(home, with_sections(**sections)), fragment)
+
+
+@pytest.mark.parametrize("root", ["~", "HOME"])
+def test_home_project_root(root: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    value = str(home) if root == "HOME" else "~"
+    path = write(home, with_sections(local={"project_root": value}))
+    expect_rejected(capsys, path, "local.project_root: resolves to your home directory")
+
+
+def test_missing_config_file(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expect_rejected(capsys, home / "nope.yaml", "nope.yaml: no such file")
+
+
+# --- what 0.8.4 wrongly accepted ---
+
+
+def test_unknown_template_variable_in_body(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = with_sections(
+        run={
+            "script_path": "/s",
+            "log_path": "/l",
+            "success_marker": "x",
+            "body": "echo {outdir}\n",
+        }
+    )
+    expect_rejected(
+        capsys, write(home, text), "job.yaml:", "run.body: unknown template variable {outdir}"
+    )
+
+
+def test_budget_violation(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = with_sections(
+        budget={"cost_cap_usd": 1.0, "assumed_hourly_rate_usd": 4.0, "max_runtime_minutes": 60}
+    )
+    expect_rejected(
+        capsys,
+        write(home, text),
+        "budget: max_runtime_minutes=60",
+        "costs $4.00, more than cost_cap_usd=1",
+    )
+
+
+def test_budget_violation_from_flags(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(home, MINIMAL_YAML)
+    expect_rejected(
+        capsys,
+        path,
+        "after --cost-cap-usd",
+        args=("--cost-cap-usd", "0.5", "--max-runtime-minutes", "60"),
+    )
+
+
+def test_bad_budget_flag(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expect_rejected(
+        capsys,
+        write(home, MINIMAL_YAML),
+        "--cost-cap-usd must be > 0",
+        args=("--cost-cap-usd", "0"),
+    )
+
+
+def test_invalid_cloud_type_and_ports(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = with_sections(pod={**POD, "cloud_type": "CHEAPEST", "ports": ["22/tcp", "abc"]})
+    expect_rejected(
+        capsys, write(home, text), "2 problems", "pod.cloud_type: must be one of", "pod.ports[1]:"
+    )
+
+
+def test_duplicate_yaml_keys(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = MINIMAL_YAML + "name: again\n"
+    expect_rejected(capsys, write(home, text), "duplicate key 'name'")
+
+
+def test_network_volume_with_several_datacenters(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = with_sections(
+        pod={**POD, "datacenters": ["A", "B"]},
+        storage={"mode": "network_volume", "volume_name": "v"},
+    )
+    expect_rejected(
+        capsys, write(home, text), "pod.datacenters: a network volume lives in one datacenter"
+    )
+
+
+def test_export_keys_are_validated(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = with_sections(remote_env={"exports": {"X;rm -rf /": "1"}})
+    expect_rejected(capsys, write(home, text), "must be an identifier")
+
+
+def test_check_local_reports_missing_required_paths(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = with_sections(local={"required_paths": ["pyproject.toml", "{job_name}.txt"]})
+    path = write(home, text)
+    (home / "proj" / "pyproject.toml").write_text("")
+    err = expect_rejected(
+        capsys, path, "local.required_paths[1]: does not exist:", args=("--check-local",)
+    )
+    assert "hello.txt" in err and "required_paths[0]" not in err
+
+
+# --- what simply works now ---
+
+
+def test_bash_line_percent_name_and_bash_expansions(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "cat > /tmp/x <<'EOF'\nBASH\nEOF\necho ${HOME} ${{USER}} %d\n"
+    text = with_sections(
+        name="run-%Y-%d",
+        run={"script_path": "/s", "log_path": "/l", "success_marker": "x", "body": body},
+    )
+    code, out, err = validate(capsys, write(home, text))
+    assert code == 0, err
+    assert out.startswith("ok: ") and "(job run-%Y-%d)" in out
+
+
+def test_cli_variables_feed_yaml_variables(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = with_sections(
+        name="sweep-s{seed}",
+        variables={"out": "/w/{backbone}-{seed}"},
+        run={
+            "script_path": "{out}/r.sh",
+            "log_path": "{out}/r.log",
+            "success_marker": "x",
+            "body": "echo {out}\n",
+        },
+    )
+    path = write(home, text)
+    expect_rejected(capsys, path, "unknown template variable {seed}")
+    vars_file = home / "vars.json"
+    vars_file.write_text(json.dumps({"seed": 1, "backbone": "bert"}))
+    code, out, err = validate(capsys, path, "--vars-file", str(vars_file), "--var", "seed=7")
+    assert code == 0, err
+    assert "(job sweep-s7)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("--var", "noequals"), "--var expects KEY=VALUE"),
+        (("--var", "a-b=1"), "variable name must be an identifier"),
+        (("--vars-file", "/no/such.json"), "no such file"),
+    ],
+)
+def test_bad_variable_flags(
+    args: tuple[str, ...], fragment: str, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expect_rejected(capsys, write(home, MINIMAL_YAML), fragment, args=args)
+
+
+def test_network_checks_are_honest_about_being_skipped(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = validate(
+        capsys, write(home, MINIMAL_YAML), "--check-availability", "--check-image-registry"
+    )
+    assert code == 0
+    assert "[check-availability] skipped" in err and "[check-image-registry] skipped" in err
+
+
+def test_local_provider_needs_no_availability_check(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = validate(
+        capsys, write(home, with_sections(pod={**POD, "provider": "local"})), "--all"
+    )
+    assert code == 0 and "this machine is the pod" in err
+
+
+def test_scan_consumer_flags_self_dependency(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = home / "proj"
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """\
+            [project]
+            name = "consumer"
+            dependencies = ["runpod-deploy>=0.8", "torch"]
+            """
+        )
+    )
+    (project / "src").mkdir()
+    (project / "src" / "paths.py").write_text("DATA = '/Users/alice/data'\n")
+    text = with_sections(
+        staging=[{"label": "src", "source": "{project_root}/src/", "destination": "/w/"}]
+    )
+    code, _, err = validate(capsys, write(home, text), "--scan-consumer", "-v")
+    assert code == 0
+    assert "'runpod-deploy>=0.8' is a runtime dependency" in err
+    assert "torch is not pinned" in err
+    assert "paths.py:1: hard-coded local path '/Users/alice'" in err
+
+
+def test_quiet_silences_notes(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = validate(capsys, write(home, MINIMAL_YAML), "-q")
+    assert code == 0 and out.startswith("ok: ") and err == ""

@@ -19,7 +19,7 @@ install: $(STAMP)
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
 
 demo: install
-	$(BIN)/python -m pegboard.app.demo
+	BIN=$(BIN) scripts/demo.sh
 
 test: install
 	$(BIN)/python -m pytest

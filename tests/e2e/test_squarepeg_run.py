@@ -131,22 +131,41 @@ def test_ctrl_c_once_cleans_up_within_a_second(
     assert code == 130
     assert elapsed < 1.5, elapsed
     assert proc.stderr is not None and b"again to leave it running" in proc.stderr.read()
+    close(proc)
     assert mine(sandbox, env) == []
 
 
 def test_ctrl_c_twice_leaves_it_running(sandbox: KubernetesSandbox, env: dict[str, str]) -> None:
-    proc = start_silent(env, "--quiet")
-    proc.send_signal(signal.SIGINT)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=10) == 130
+    proc = start_silent(env)
     assert proc.stderr is not None
-    err = proc.stderr.read()
+    sandbox.faults.latency_ms = 400  # cleanup is slow: the second Ctrl-C comes in the middle
+    try:
+        proc.send_signal(signal.SIGINT)
+        err = b""
+        while b"again to leave it running" not in err:
+            err += proc.stderr.readline()
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        assert proc.wait(timeout=10) == 130
+        assert time.monotonic() - sent < 1.0  # at once, not after the slow delete
+    finally:
+        sandbox.faults.latency_ms = 0
+    err += proc.stderr.read()
+    close(proc)
     left = mine(sandbox, env)
-    assert left and left[0].startswith("Pod/")
+    assert len(left) == 1 and left[0].startswith("Pod/")
     name = left[0].split("/", 1)[1]
     assert f"kubectl delete pod {name} -n default".encode() in err
-    sandbox.kubelet  # noqa: B018 - keep the sandbox referenced for cleanup below
-    squarepeg(env, "clean", "--min-age", "0")  # a Running pod is never an orphan: delete directly
+    delete_pod(env, name)
+
+
+def close(proc: subprocess.Popen[bytes]) -> None:
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def delete_pod(env: dict[str, str], name: str) -> None:
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
     from pegboard.domain.ports.cluster import ResourceKind
 
@@ -167,12 +186,7 @@ def test_keep_prints_the_commands(sandbox: KubernetesSandbox, env: dict[str, str
     # A kept run is exempt from every sweep, even with no minimum age.
     assert squarepeg(env, "clean", "--min-age", "0").returncode == 0
     assert mine(sandbox, env) == left
-    from pegboard.adapters.kubernetes_cluster import KubernetesCluster
-    from pegboard.domain.ports.cluster import ResourceKind
-
-    KubernetesCluster(env={"KUBECONFIG": env["KUBECONFIG"]}).delete(
-        ResourceKind.POD, name, namespace="default"
-    )
+    delete_pod(env, name)
 
 
 def test_sigkilled_runner_leftover_is_swept_by_the_next_run(
@@ -187,6 +201,7 @@ def test_sigkilled_runner_leftover_is_swept_by_the_next_run(
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     proc.kill()
     proc.wait(timeout=5)
+    close(proc)
     leftover = mine(sandbox, env)
     assert len(leftover) == 1
     name = leftover[0].split("/", 1)[1]

@@ -10,6 +10,7 @@ Expected errors print one line `runpod-deploy: <message>` on stderr, never a tra
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -23,17 +24,41 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-# name -> "module:attribute". A command's module is imported only when that command runs (or
-# `--help` lists it), so `runpod-deploy --help` stays fast. Add one line per command.
-COMMANDS: dict[str, str] = {
-    "run": "pegboard.app.runpod_deploy.run_command:run",
-    "validate": "pegboard.app.runpod_deploy.validate_command:validate",
-    "ls-runs": "pegboard.app.runpod_deploy.records_commands:ls_runs",
-    "manifest-summary": "pegboard.app.runpod_deploy.records_commands:manifest_summary",
-    "compare-runs": "pegboard.app.runpod_deploy.records_commands:compare_runs",
-    "events": "pegboard.app.runpod_deploy.records_commands:events",
-    "events-query": "pegboard.app.runpod_deploy.records_commands:events_query",
-    "capture-env": "pegboard.app.runpod_deploy.records_commands:capture_env",
+# name -> ("module:attribute", one-line help). A command's module is imported only when that
+# command runs; `runpod-deploy --help` prints these lines without importing any of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "pegboard.app.runpod_deploy.run_command:run",
+        "Provision a pod, run the job, pull artifacts, apply the lifecycle action.",
+    ),
+    "validate": (
+        "pegboard.app.runpod_deploy.validate_command:validate",
+        "Check a config (parse, render, budget) without creating anything.",
+    ),
+    "ls-runs": (
+        "pegboard.app.runpod_deploy.records_commands:ls_runs",
+        "List past runs of a project.",
+    ),
+    "manifest-summary": (
+        "pegboard.app.runpod_deploy.records_commands:manifest_summary",
+        "Summarise a manifest, or every manifest under --root.",
+    ),
+    "compare-runs": (
+        "pegboard.app.runpod_deploy.records_commands:compare_runs",
+        "Diff two runs; exit 1 if either failed.",
+    ),
+    "events": (
+        "pegboard.app.runpod_deploy.records_commands:events",
+        "Timeline of one run's events.",
+    ),
+    "events-query": (
+        "pegboard.app.runpod_deploy.records_commands:events_query",
+        "Search the events of every run.",
+    ),
+    "capture-env": (
+        "pegboard.app.runpod_deploy.records_commands:capture_env",
+        "Print git and lockfile facts of a project as JSON.",
+    ),
 }
 
 
@@ -41,26 +66,27 @@ class LazyGroup(click.Group):
     """Resolves COMMANDS on demand; a command whose module does not exist yet is not listed."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if self._load(name) is not None)
+        return sorted(name for name in COMMANDS if _module_exists(COMMANDS[name][0]))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return self._load(cmd_name)
-
-    @staticmethod
-    def _load(name: str) -> click.Command | None:
-        target = COMMANDS.get(name)
-        if target is None:
+        if cmd_name not in COMMANDS:
             return None
-        module_name, attribute = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # not written yet: hide it, but never hide a real bug
-                return None
-            raise
-        command = getattr(module, attribute)
+        module_name, attribute = COMMANDS[cmd_name][0].split(":")
+        if not _module_exists(COMMANDS[cmd_name][0]):
+            return None
+        command = getattr(importlib.import_module(module_name), attribute)
         assert isinstance(command, click.Command)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _module_exists(target: str) -> bool:
+    return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
@@ -214,15 +215,12 @@ def monitor(
     timing: Timing,
     job_output: Callable[[bytes], None],
     emit: EmitEvent,
-    sample_metrics: Callable[[], None] | None,
-    sample_interval_sec: float,
 ) -> MonitorResult:
     """Stream the log to `job_output` and decide; a transient error never ends the run."""
     machine = LogMonitor(success_marker=run.success_marker, failure_markers=run.failure_markers)
     offset = 0
     stream: ByteStream | None = None
     last_probe = float("-inf")
-    last_sample = clock.monotonic()
     trouble_since: float | None = None
     backoff = 0.2
 
@@ -281,9 +279,6 @@ def monitor(
             exceeded = budget.exceeded_reason(now)
             if exceeded is not None:
                 raise PhaseFailed(exceeded)
-            if sample_metrics is not None and now - last_sample >= sample_interval_sec:
-                last_sample = now
-                sample_metrics()
     finally:
         if stream is not None:
             stream.close()
@@ -299,24 +294,48 @@ def _emit_steps(emit: EmitEvent, steps: list[StepEvent]) -> None:
         emit(step.event, name=step.name)
 
 
-def metrics_sampler(
-    shell: RemoteShell,
-    *,
-    volume_mount: str,
-    clock: Clock,
-    record: Callable[[dict[str, object]], None],
-) -> Callable[[], None]:
-    """One metrics.jsonl row per call; failures are logged and skipped (never fatal)."""
+class MetricsSampler:
+    """metrics.jsonl rows from a background thread, first one at once, then every interval.
 
-    def sample() -> None:
-        try:
-            result = shell.run(metrics_command(volume_mount), timeout=30)
-        except PortError as exc:
-            logger.debug("[telemetry] sample failed: %s", exc)
-            return
-        record(parse_metrics(result.stdout.decode(errors="replace"), ts=clock.now()))
+    A thread, so a slow sample (`top` alone takes ~0.2 s) never delays noticing a marker. It
+    shares the run's connection (one command per sample); failures are logged, never fatal.
+    """
 
-    return sample
+    def __init__(
+        self,
+        shell: RemoteShell,
+        *,
+        volume_mount: str,
+        clock: Clock,
+        interval_sec: float,
+        record: Callable[[dict[str, object]], None],
+    ) -> None:
+        self._shell = shell
+        self._command = metrics_command(volume_mount)
+        self._clock = clock
+        self._interval = interval_sec
+        self._record = record
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="pegboard-metrics", daemon=True)
+
+    def __enter__(self) -> MetricsSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                result = self._shell.run(self._command, timeout=30)
+            except Exception as exc:  # telemetry never ends a run
+                logger.debug("[telemetry] sample failed: %s", exc)
+            else:
+                text = result.stdout.decode(errors="replace")
+                self._record(parse_metrics(text, ts=self._clock.now()))
+            self._stop.wait(self._interval)
 
 
 def _brief(command: str) -> str:

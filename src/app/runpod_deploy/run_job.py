@@ -18,6 +18,7 @@ pull -> lifecycle action -> manifest. Corrections over runpod-deploy 0.8.4 (its 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import posixpath
@@ -63,12 +64,12 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 from .job_loading import ReadDocument, load_job
 from .phases import (
     JobPaths,
+    MetricsSampler,
     PhaseFailed,
     Redactor,
     Timing,
     job_paths,
     launch,
-    metrics_sampler,
     monitor,
     run_commands,
     secret_payload,
@@ -653,29 +654,31 @@ class _Run:
     def _phase_monitor(self) -> None:
         assert self.shell is not None
         telemetry = self.spec.telemetry
-        sampler = None
+        sampler: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
         if telemetry.enabled:
-            sampler = metrics_sampler(
+            sampler = MetricsSampler(
                 self.shell,
                 volume_mount=self.job.volume_mount,
                 clock=self.clock,
+                interval_sec=float(telemetry.sample_interval_sec),
                 record=self.recorder.metrics,
             )
-        result = monitor(
-            self.shell,
-            self.job.run,
-            self.paths,
-            budget=self.budget,
-            clock=self.clock,
-            timing=self.deps.timing,
-            job_output=self.deps.job_output,
-            emit=self.recorder.event,
-            sample_metrics=sampler,
-            sample_interval_sec=float(telemetry.sample_interval_sec),
-        )
+        with sampler:
+            result = monitor(
+                self.shell,
+                self.job.run,
+                self.paths,
+                budget=self.budget,
+                clock=self.clock,
+                timing=self.deps.timing,
+                job_output=self.deps.job_output,
+                emit=self.recorder.event,
+            )
         self.remote_exit_code = result.verdict.exit_code
         self.recorder.event(
-            "remote_job_succeeded", reason=result.verdict.reason, exit_code=result.verdict.exit_code
+            "remote_job_succeeded",
+            reason=result.verdict.reason,
+            exit_code=result.verdict.exit_code,
         )
 
     # --- telemetry snapshots ---------------------------------------------------------------

@@ -32,6 +32,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "clean",
         "Delete your orphaned squarepeg Pods and Jobs (finished or stuck).",
     ),
+    "sandbox": (
+        "pegboard.app.squarepeg.sandbox_command",
+        "sandbox",
+        "Serve a loopback Kubernetes API sandbox (for demos and tests) until interrupted.",
+    ),
     "config": (
         "pegboard.app.squarepeg.config_command",
         "config",

@@ -90,6 +90,12 @@ def _build_system_clock() -> Any:
     return SystemClock()
 
 
+def _serve_kubernetes_sandbox(port: int, kubeconfig_path: Any) -> None:
+    from pegboard.adapters.sandboxes.kubernetes import serve
+
+    serve(port, kubeconfig_path)
+
+
 def _home(environ: Mapping[str, str]) -> str:
     return environ.get("HOME") or os.path.expanduser("~")
 
@@ -118,6 +124,9 @@ class Container(containers.DeclarativeContainer):
     # KubernetesCluster on first call only, so --help and --dry-run never import kubernetes.
     cluster = providers.Singleton(_build_kubernetes_cluster)
     clock = providers.Singleton(_build_system_clock)
+
+    # The loopback Kubernetes API sandbox served by `squarepeg sandbox`
+    kubernetes_sandbox = providers.Object(_serve_kubernetes_sandbox)
 
 
 _current: Container | None = None

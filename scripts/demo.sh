@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `make demo`: run both front doors end to end on the embedded sandboxes (no cluster, no cloud).
+#  1. squarepeg: start the Kubernetes API sandbox, then a real `squarepeg run` (real kubernetes
+#     client, real HTTP) in Pod and Job mode; the container's output and exit code come back.
+#  2. runpod-deploy: a real `runpod-deploy run` of examples/local/hello.yaml on the local provider.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+work=$(mktemp -d "${TMPDIR:-/tmp}/pegboard-demo.XXXXXX")
+sandbox_pid=""
+cleanup() {
+    if [ -n "$sandbox_pid" ]; then kill "$sandbox_pid" 2>/dev/null || true; wait "$sandbox_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+
+step "squarepeg sandbox (a loopback Kubernetes API; its kubelet runs containers as local processes)"
+"$BIN/squarepeg" sandbox --kubeconfig "$work/kubeconfig" 2>"$work/sandbox.log" &
+sandbox_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/kubeconfig" ] && break; sleep 0.1; done
+[ -s "$work/kubeconfig" ] || { cat "$work/sandbox.log" >&2; echo "demo: the sandbox did not start" >&2; exit 1; }
+export KUBECONFIG="$work/kubeconfig"
+export HOME="$work/home"   # keep the user's own squarepeg config out of the demo
+mkdir -p "$HOME"
+
+step "squarepeg run --dry-run --cpus 0.5 -m 512m alpine echo hi"
+"$BIN/squarepeg" run --dry-run --cpus 0.5 -m 512m alpine echo hi
+
+step "squarepeg run alpine sh -c '...; exit 3'   (a Pod; output streamed, exit code passed through)"
+set +e
+"$BIN/squarepeg" run alpine sh -c 'for i in 1 2 3; do echo "working... $i"; sleep 0.2; done; echo done; exit 3'
+code=$?
+set -e
+echo "squarepeg exited with $code (the container's own code)" >&2
+[ "$code" -eq 3 ] || { echo "demo: expected exit code 3, got $code" >&2; exit 1; }
+
+step "squarepeg run --mode job busybox echo 'hello from a Job'"
+"$BIN/squarepeg" run --mode job busybox echo 'hello from a Job'
+
+step "the sandbox is empty again: nothing was left behind"
+left=$(KUBECONFIG="$work/kubeconfig" "$BIN/python" - <<'PY'
+import json, os, urllib.request
+import yaml
+cfg = yaml.safe_load(open(os.environ["KUBECONFIG"]))
+server = cfg["clusters"][0]["cluster"]["server"]; token = cfg["users"][0]["user"]["token"]
+left = 0
+for path in ("/api/v1/namespaces/default/pods", "/apis/batch/v1/namespaces/default/jobs"):
+    req = urllib.request.Request(server + path, headers={"Authorization": f"Bearer {token}"})
+    left += len(json.load(urllib.request.urlopen(req))["items"])
+print(left)
+PY
+)
+echo "pods and jobs left in the sandbox: $left" >&2
+[ "$left" -eq 0 ] || { echo "demo: resources were left behind" >&2; exit 1; }
+
+if [ -f examples/local/hello.yaml ]; then
+    step "runpod-deploy run --config examples/local/hello.yaml   (the local provider)"
+    cp -r examples/local "$work/local"
+    "$BIN/runpod-deploy" run --config "$work/local/hello.yaml" --print-run-dir | tee "$work/run.out"
+    run_dir=$(sed -n 's/^RUN_DIR=//p' "$work/run.out" | tail -n 1)
+    step "the run's records in $run_dir"
+    ls -l "$run_dir" >&2
+    "$BIN/runpod-deploy" events "$run_dir"
+fi
+step "demo finished"

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _venv import our_bin  # noqa: E402
+from _venv import our_bin
 
 SLEEP_SEC = 1.0
 CONFIG = textwrap.dedent(
@@ -67,7 +67,9 @@ def cli_overhead(directory: Path, runs: int, env: dict[str, str]) -> tuple[float
         start = time.perf_counter()
         done = subprocess.run(
             [str(our_bin("runpod-deploy")), "run", "--config", str(config), "-q"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         ours.append(time.perf_counter() - start)
         if done.returncode != 0:
@@ -94,8 +96,13 @@ def in_process(directory: Path, name: str, body: str, env: dict[str, str]) -> di
     run_dir = Path(result.run_dir or "")
     events = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
     manifest = json.loads((run_dir / "runpod_deploy_pull_manifest.json").read_text())
-    return {"wall": wall, "arrivals": arrivals, "events": events, "manifest": manifest,
-            "exit": result.exit_code}
+    return {
+        "wall": wall,
+        "arrivals": arrivals,
+        "events": events,
+        "manifest": manifest,
+        "exit": result.exit_code,
+    }
 
 
 def printed_time(arrivals: list[tuple[float, bytes]]) -> tuple[float, float]:
@@ -112,14 +119,18 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        env = {**os.environ, "PEGBOARD_LOCAL_PODS_ROOT": str(directory / "pods"),
-               "HOME": str(directory / "home")}
+        env = {
+            **os.environ,
+            "PEGBOARD_LOCAL_PODS_ROOT": str(directory / "pods"),
+            "HOME": str(directory / "home"),
+        }
         cli, direct = cli_overhead(directory, args.runs, env)
         stamp = 'printf "MARK %s\\n" "$EPOCHREALTIME"'
         in_proc, marker, dead, phases = [], [], [], {}
         for i in range(args.runs):
-            ok = in_process(directory, f"ok{i}", f"sleep {SLEEP_SEC}\n{stamp}\necho BENCH_DONE\n",
-                            env)
+            ok = in_process(
+                directory, f"ok{i}", f"sleep {SLEEP_SEC}\n{stamp}\necho BENCH_DONE\n", env
+            )
             in_proc.append(float(ok["wall"]) - SLEEP_SEC)  # type: ignore[arg-type]
             printed, arrived = printed_time(ok["arrivals"])  # type: ignore[arg-type]
             marker.append(arrived - printed)
@@ -133,15 +144,23 @@ def main() -> None:
     print(f"runpod-deploy run, local provider ({args.runs} runs, medians)")
     print(f"  baseline (same script with bash directly): {direct:.3f} s")
     print(f"  runpod-deploy run (subprocess):            {cli:.3f} s")
-    print(f"  overhead, CLI incl. interpreter start:     {overhead:.3f} s  (target <= 1.0 s; "
-          f"0.8.4: 5.7 s)  ratio to the script: {cli / direct:.2f}x")
+    print(
+        f"  overhead, CLI incl. interpreter start:     {overhead:.3f} s  (target <= 1.0 s; "
+        f"0.8.4: 5.7 s)  ratio to the script: {cli / direct:.2f}x"
+    )
     print(f"  overhead, run_job in-process:              {statistics.median(in_proc):.3f} s")
-    print(f"  marker written -> noticed:                 {statistics.median(marker) * 1000:.0f} ms"
-          f"  (target <= 100 ms; 0.8.4: >= 1100 ms)")
-    print(f"  dead script -> noticed:                    {statistics.median(dead) * 1000:.0f} ms"
-          f"  (target <= 1000 ms; 0.8.4: the whole budget)")
-    print("  phases of the last in-process run (s): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in phases.items()))
+    print(
+        f"  marker written -> noticed:                 {statistics.median(marker) * 1000:.0f} ms"
+        f"  (target <= 100 ms; 0.8.4: >= 1100 ms)"
+    )
+    print(
+        f"  dead script -> noticed:                    {statistics.median(dead) * 1000:.0f} ms"
+        f"  (target <= 1000 ms; 0.8.4: the whole budget)"
+    )
+    print(
+        "  phases of the last in-process run (s): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())
+    )
 
 
 def _epoch(iso: str) -> float:

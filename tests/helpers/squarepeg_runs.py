@@ -22,7 +22,7 @@ NO_WAIT = ReconnectPolicy(first_delay=0.0, factor=1.0, max_delay=0.0, attempts_p
 
 
 def own_labels(run_id: str = RUN_ID, *, keep: bool = False, user: str = USER) -> dict[str, str]:
-    return labels.own_labels(run_id=run_id, created_by=user, keep=keep)
+    return dict(labels.own_labels(run_id=run_id, created_by=user, keep=keep))
 
 
 def resolved_run(

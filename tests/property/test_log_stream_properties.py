@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from helpers.squarepeg_runs import resolved_run, run_on_fake
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers.squarepeg_runs import resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.domain.ports.cluster import LogStreamDropped
 
@@ -137,6 +137,6 @@ def test_stdout_is_byte_identical_to_what_the_container_wrote(case: dict[str, An
     fake = FakeCluster(FakeClock(), truncate_since_time=case["truncate"])
     fake.script_pod("p", script)
     cluster = RechunkingCluster(fake, case["sizes"], case["cuts"])
-    result = run_on_fake(resolved_run("p", sweep=False), cluster)  # type: ignore[arg-type]
+    result = run_on_fake(resolved_run("p", sweep=False), cluster)
     assert result.code == 0, result.stderr
     assert result.stdout == expected

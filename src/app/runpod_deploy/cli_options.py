@@ -37,7 +37,6 @@ def configure_logging(level: int) -> None:
         handler.setFormatter(logging.Formatter("%(message)s"))
         root.addHandler(handler)
     root.setLevel(level)
-    root.propagate = False
 
 
 def _apply(ctx: click.Context, param: click.Parameter, value: bool) -> None:

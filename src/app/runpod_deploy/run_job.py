@@ -216,6 +216,7 @@ class _Run:
         self.left_behind: list[str] = []
         self.final_state: str | None = None
         self.metadata = DeployMetadata()
+        self.output_closed = False
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -572,6 +573,16 @@ class _Run:
         )
         logger.info("[ready] {volume_mount} is %s on this pod", root)
 
+    def _job_output(self, chunk: bytes) -> None:
+        """The job's bytes to stdout; a closed stdout (`| head`) must not fail the job."""
+        if self.output_closed:
+            return
+        try:
+            self.deps.job_output(chunk)
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            self.output_closed = True
+            logger.warning("[monitor] stdout closed (%s); the job goes on, its log is pulled", exc)
+
     def _tool_output(self) -> Callable[[bytes], None]:
         sink = self.deps.tool_output
         return sink if sink is not None else (lambda _chunk: None)
@@ -671,7 +682,7 @@ class _Run:
                 budget=self.budget,
                 clock=self.clock,
                 timing=self.deps.timing,
-                job_output=self.deps.job_output,
+                job_output=self._job_output,
                 emit=self.recorder.event,
             )
         self.remote_exit_code = result.verdict.exit_code
@@ -819,7 +830,12 @@ class _Run:
         if self.dry_run or self.pod_id is None or self.backend is None:
             self._note_possible_leftovers()
             return
-        if self.failed and self.script_started and self.sync is not None:
+        if (
+            self.failed
+            and self.script_started
+            and self.sync is not None
+            and self.failure_phase != Phase.PULL
+        ):
             self._shielded("pull", lambda: self._pull(success=False))
         if self.script_started:
             self._shielded("capture", self._capture_end)

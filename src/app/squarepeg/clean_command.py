@@ -28,7 +28,9 @@ def orphan_table(decisions: Sequence[SweepDecision]) -> str:
 
 
 @click.command("clean", context_settings={"help_option_names": ["--help"]})
-@click.option("--dry-run", is_flag=True, help="List what would be deleted (stdout); delete nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be deleted (stdout); delete nothing."
+)
 @click.option(
     "--min-age",
     type=int,

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 
-class Abandoned(BaseException):  # noqa: N818 - a control-flow signal, not an error
+class Abandoned(BaseException):
     """Raised in the main thread by the second interrupt: leave now, clean up nothing."""
 
 

@@ -90,7 +90,11 @@ def run(resolved: ResolvedRun, *, container: Any, dry_run_server: bool) -> int:
         from .dry_run_server import server_dry_run
 
         return server_dry_run(
-            resolved, cluster=cluster, ui=ui, stdout=container.stdout(), dump_yaml=container.dump_yaml()
+            resolved,
+            cluster=cluster,
+            ui=ui,
+            stdout=container.stdout(),
+            dump_yaml=container.dump_yaml(),
         )
     stdout = container.stdout()
     sink = getattr(stdout, "buffer", stdout)  # raw bytes: never re-encoded
@@ -159,7 +163,9 @@ class RunLifecycle:
                 outcome = self._run()
                 self.interrupt.abandon_allowed = False
         except Abandoned:
-            raise Interrupted(f"interrupted; {self._kind_word()} {self.name} left running") from None
+            raise Interrupted(
+                f"interrupted; {self._kind_word()} {self.name} left running"
+            ) from None
         finally:
             self._stop_background.set()
         if outcome.interrupted:
@@ -201,7 +207,9 @@ class RunLifecycle:
                 exc, kind=self.kind, name=self.name, namespace=self.namespace
             )
             return _Outcome(
-                RUNNER_FAILED, error=message, note="transport" if isinstance(exc, Transient) else None
+                RUNNER_FAILED,
+                error=message,
+                note="transport" if isinstance(exc, Transient) else None,
             )
         self.created = True
         meta = created.get("metadata") or {}
@@ -240,7 +248,9 @@ class RunLifecycle:
                 if msg is _Msg.WATCH_ERROR:
                     watch_failures += 1
                     if watch_failures > WATCH_RETRIES:
-                        return _Outcome(RUNNER_FAILED, error=f"lost the watch on the pod: {payload}")
+                        return _Outcome(
+                            RUNNER_FAILED, error=f"lost the watch on the pod: {payload}"
+                        )
                     self._queue_after(0.5 * watch_failures, (_Msg.WATCH_END, None))
                     continue
                 if msg is not _Msg.POD:
@@ -270,7 +280,8 @@ class RunLifecycle:
         self._started = True
         own = (pod.get("status") or {}).get("containerStatuses") or []
         ran = any(
-            s.get("name") == self.container and ({"running", "terminated"} & set(s.get("state") or {}))
+            s.get("name") == self.container
+            and ({"running", "terminated"} & set(s.get("state") or {}))
             for s in own
         )
         if ran:
@@ -320,7 +331,9 @@ class RunLifecycle:
                     msg, _ = self._queue.get(timeout=self.pump_stall_seconds)
                 except queue.Empty:
                     if pump.bytes_received == last_progress:
-                        self.ui.warn("the log stream stalled after the container ended; stopping it")
+                        self.ui.warn(
+                            "the log stream stalled after the container ended; stopping it"
+                        )
                         pump.stop()
                         pump.join(1.0)
                         break
@@ -519,7 +532,9 @@ class RunLifecycle:
                 f"delete it with 'kubectl delete {kind} {self.name} -n {self.namespace}'"
             )
             return
-        self.ui.detail(f"deleted {kind} {self.name}" if deleted else f"{kind} {self.name} was already gone")
+        self.ui.detail(
+            f"deleted {kind} {self.name}" if deleted else f"{kind} {self.name} was already gone"
+        )
 
     def _sweep(self) -> None:
         if not self.resolved.sweep.enabled:

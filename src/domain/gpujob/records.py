@@ -7,6 +7,7 @@ commands and users' scripts keep working; additions are new keys only.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -200,8 +201,6 @@ SECTION = "@@pegboard-metrics:"
 
 def metrics_command(volume_mount: str) -> str:
     """One command sampling GPU 0, CPU, memory and the workspace disk (sections parsed below)."""
-    import shlex  # local: only this helper needs it
-
     mount = shlex.quote(volume_mount)
     return (
         f"echo {SECTION}gpu; nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total,"

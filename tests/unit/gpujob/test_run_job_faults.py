@@ -296,3 +296,27 @@ def test_run_directories_are_unique_in_the_same_second(tmp_path: Path) -> None:
     a = h.run(offline=True, dry_run=True, deps={"random_hex": lambda: next(hexes)})
     b = h.run(offline=True, dry_run=True, deps={"random_hex": lambda: next(hexes)})
     assert a.run_dir != b.run_dir
+
+
+def test_interrupt_while_waiting_for_the_pod_stops_it_and_keeps_the_pointer(
+    tmp_path: Path,
+) -> None:
+    h = RunHarness(tmp_path)
+    h.cloud.fail_next("get_pod", KeyboardInterrupt())  # type: ignore[arg-type]
+    result = h.run()
+    manifest = h.manifest(result)
+    assert result.exit_code == 130 and manifest["failure_phase"] == "ready"
+    assert _history(h) == ["create", "stop"]
+    h.assert_nothing_unaccounted(manifest)
+
+
+def test_a_closed_stdout_does_not_fail_the_job(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    _good(h)
+
+    def closed(chunk: bytes) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    result = h.run(deps={"job_output": closed})
+    assert result.exit_code == 0
+    assert (Path(result.run_dir or "") / "run.log").read_bytes().endswith(b"ALL_DONE\n")

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from dependency_injector import providers
-from helpers.squarepeg_runs import USER, own_labels, resolved_run, run_on_fake
 
+from helpers.squarepeg_runs import USER, own_labels, resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.app.squarepeg import lifecycle
 from pegboard.app.squarepeg.container import Container

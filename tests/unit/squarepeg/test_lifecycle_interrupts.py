@@ -7,8 +7,8 @@ import signal
 import time
 
 import pytest
-from helpers.squarepeg_runs import resolved_run, run_on_fake
 
+from helpers.squarepeg_runs import resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.domain.errors import Interrupted
 from pegboard.domain.ports.cluster import ResourceKind

@@ -4,7 +4,6 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.orphans import OrphanCategory, plan_sweep, sweep_selector
 from pegboard.domain.squarepeg.timestamps import format_age, parse_rfc3339_seconds
@@ -44,14 +43,14 @@ def stuck(reason: str = "ImagePullBackOff") -> list[dict[str, Any]]:
 
 
 def plan(
-    pods: list[dict[str, Any]] = [],
-    jobs: list[dict[str, Any]] = [],
+    pods: list[dict[str, Any]] | None = None,
+    jobs: list[dict[str, Any]] | None = None,
     min_age: float = 300,
     exclude: str | None = "current",
-) -> dict[str, tuple[OrphanCategory, str]]:  # noqa: B006
+) -> dict[str, tuple[OrphanCategory, str]]:
     decisions = plan_sweep(
-        pods=pods,
-        jobs=jobs,
+        pods=pods or [],
+        jobs=jobs or [],
         created_by=ME,
         now=NOW,
         min_age_seconds=min_age,

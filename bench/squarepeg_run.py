@@ -1,0 +1,251 @@
+"""Real `squarepeg run` and `squarepeg clean` against one Kubernetes sandbox: ours vs 0.4.1.
+
+Measured in one process, one sandbox, same machine, both tools as subprocesses:
+
+- trivial `run alpine echo hi`: median wall time (target <= 0.5x 0.4.1), API requests and TCP
+  connections per run from the sandbox's request log (target <= 8 requests);
+- a 256 MiB log of 100-byte lines to /dev/null: throughput (target >= 5x 0.4.1);
+- Ctrl-C to exit with a silent container (target <= 1 s);
+- `clean` of 200 orphans among 2,000 pods with 10 ms added per API request (target <= 0.3x).
+
+    .venv/bin/python bench/squarepeg_run.py [--runs N] [--log-mib M] [--skip-baseline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _venv import baseline_squarepeg, our_bin
+
+from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.squarepeg import labels
+
+# Writes `mib` MiB of 100-byte lines (99 characters and a newline) as fast as it can.
+LOG_WRITER = (
+    "import sys\n"
+    "line = (b'x' * 90 + b' %08d\\n')\n"
+    "out = sys.stdout.buffer\n"
+    "n = {mib} * 1048576 // 100\n"
+    "block = b''.join(line % i for i in range(1000))\n"
+    "for _ in range(n // 1000): out.write(block)\n"
+    "out.flush()\n"
+)
+
+
+def run_wall(argv: list[str], env: dict[str, str], *, stdout: int | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def trivial(
+    sandbox: KubernetesSandbox, tool: str, env: dict[str, str], runs: int
+) -> dict[str, float]:
+    argv = [tool, "run", "--no-default-config", "alpine", "echo", "hi"]
+    run_wall(argv, env)  # warm-up
+    walls, requests, connections = [], [], []
+    for _ in range(runs):
+        before = len(sandbox.requests)
+        walls.append(run_wall(argv, env))
+        mine = sandbox.requests[before:]
+        requests.append(len(mine))
+        connections.append(len({r.connection_id for r in mine}))
+    return {
+        "wall": statistics.median(walls),
+        "requests": statistics.median(requests),
+        "connections": statistics.median(connections),
+    }
+
+
+def log_throughput(tool: str, env: dict[str, str], mib: int) -> float:
+    code = LOG_WRITER.format(mib=mib)
+    argv = [tool, "run", "--no-default-config", "python", sys.executable, "-c", code]
+    with open(os.devnull, "wb") as sink:
+        wall = run_wall(argv, env, stdout=sink.fileno())
+    return mib / wall
+
+
+def ctrl_c_latency(tool: str, env: dict[str, str], cap: float = 60.0) -> float:
+    proc = subprocess.Popen(
+        [tool, "run", "--no-default-config", "alpine", "sh", "-c", "echo ready; exec sleep 300"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    start = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=cap)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return float("inf")
+    finally:
+        proc.stdout.close()
+    return time.perf_counter() - start
+
+
+def make_orphans(cluster: KubernetesCluster, user: str, *, mine: int, others: int) -> None:
+    def pod(name: str, owner: str) -> dict[str, object]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "labels": labels.own_labels(
+                    run_id=secrets.token_hex(4), created_by=owner, keep=False
+                ),
+            },
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "a", "command": ["true"]}],
+            },
+        }
+
+    for i in range(others):
+        cluster.create(
+            pod(f"other-{secrets.token_hex(3)}-{i}", "someone-else"), namespace="default"
+        )
+    for i in range(mine):
+        cluster.create(pod(f"orphan-{secrets.token_hex(3)}-{i}", user), namespace="default")
+
+
+def wait_finished(sandbox: KubernetesSandbox) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        phases = [p.get("status", {}).get("phase") for p in sandbox.pods()]
+        if all(phase in ("Succeeded", "Failed") for phase in phases):
+            return
+        time.sleep(0.2)
+
+
+def clean_wall(
+    sandbox: KubernetesSandbox, tool: str, env: dict[str, str], user: str, others: int
+) -> float:
+    cluster = KubernetesCluster(env={"KUBECONFIG": env["KUBECONFIG"]})
+    existing_others = sum(1 for p in sandbox.pods() if p["metadata"]["name"].startswith("other-"))
+    make_orphans(cluster, user, mine=200, others=max(0, others - existing_others))
+    wait_finished(sandbox)
+    sandbox.faults.latency_ms = 10
+    try:
+        wall = run_wall([tool, "clean", "--no-default-config", "--min-age", "0"], env)
+    finally:
+        sandbox.faults.latency_ms = 0
+    left = [p for p in sandbox.pods() if p["metadata"]["name"].startswith("orphan-")]
+    for p in left:  # the next tool starts from the same state
+        cluster.delete(ResourceKind.POD, p["metadata"]["name"], namespace="default")
+    if left:
+        print(f"  ({tool}: {len(left)} orphans were not cleaned)")
+    return wall
+
+
+def ratio(ours: float, theirs: float | None) -> str:
+    return "n/a" if not theirs else f"{ours / theirs:.2f}x"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--log-mib", type=int, default=256)
+    parser.add_argument("--skip-baseline", action="store_true")
+    args = parser.parse_args()
+    ours = str(our_bin("squarepeg"))
+    baseline = None if args.skip_baseline else baseline_squarepeg()
+    theirs = str(baseline) if baseline else None
+    with (
+        tempfile.TemporaryDirectory() as home,
+        KubernetesSandbox(kill_grace_seconds=0.2) as sandbox,
+    ):
+        user = "bench-user"
+        env = {
+            "HOME": home,
+            "KUBECONFIG": str(sandbox.kubeconfig_path),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LOGNAME": user,
+            "NO_COLOR": "1",
+        }
+        results: list[tuple[str, str, str, str, str]] = []
+
+        t_ours = trivial(sandbox, ours, env, args.runs)
+        t_theirs = trivial(sandbox, theirs, env, args.runs) if theirs else None
+        results.append(
+            (
+                "run alpine echo hi (wall)",
+                f"{t_ours['wall'] * 1000:.0f} ms",
+                f"{t_theirs['wall'] * 1000:.0f} ms" if t_theirs else "n/a",
+                ratio(t_ours["wall"], t_theirs["wall"] if t_theirs else None),
+                "<= 0.5x",
+            )
+        )
+        results.append(
+            (
+                "  API requests / TCP connections",
+                f"{t_ours['requests']:.0f} / {t_ours['connections']:.0f}",
+                f"{t_theirs['requests']:.0f} / {t_theirs['connections']:.0f}"
+                if t_theirs
+                else "n/a",
+                "",
+                "<= 8 requests",
+            )
+        )
+
+        l_ours = log_throughput(ours, env, args.log_mib)
+        l_theirs = log_throughput(theirs, env, args.log_mib) if theirs else None
+        results.append(
+            (
+                f"{args.log_mib} MiB log -> /dev/null",
+                f"{l_ours:.1f} MiB/s",
+                f"{l_theirs:.1f} MiB/s" if l_theirs else "n/a",
+                f"{l_ours / l_theirs:.1f}x faster" if l_theirs else "n/a",
+                ">= 5x",
+            )
+        )
+
+        c_ours = ctrl_c_latency(ours, env)
+        c_theirs = ctrl_c_latency(theirs, env) if theirs else None
+        results.append(
+            (
+                "Ctrl-C -> exit, silent container",
+                f"{c_ours * 1000:.0f} ms",
+                f"{c_theirs * 1000:.0f} ms" if c_theirs else "n/a",
+                ratio(c_ours, c_theirs),
+                "<= 1 s",
+            )
+        )
+
+        others = 1800
+        k_ours = clean_wall(sandbox, ours, env, user, others)
+        k_theirs = clean_wall(sandbox, theirs, env, user, others) if theirs else None
+        results.append(
+            (
+                "clean 200 of 2,000 pods, +10 ms/req",
+                f"{k_ours * 1000:.0f} ms",
+                f"{k_theirs * 1000:.0f} ms" if k_theirs else "n/a",
+                ratio(k_ours, k_theirs),
+                "<= 0.3x",
+            )
+        )
+
+    print(f"{'measure':<38}{'ours':>14}{'0.4.1':>14}{'ratio':>14}  target")
+    for name, a, b, r, target in results:
+        print(f"{name:<38}{a:>14}{b:>14}{r:>14}  {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,8 +1,10 @@
 """LocalGpuCloud: the GpuCloud port with "pods" that are directories on this machine.
 
 provider "local". Every requested GPU is reported in stock in every requested datacenter (this
-machine stands in for whatever the config asks for), at price 0.0. A pod is ready as soon as it
-is created; its shell and file sync are LocalShell and LocalFileSync on the same directory.
+machine stands in for whatever the config asks for), at price 0.0; a datacenter lists one GPU,
+LOCAL-GPU (what `gpu-list` shows). A pod is ready as soon as it is created; its shell and file
+sync are LocalShell and LocalFileSync on the same directory. A stopped pod records when it
+stopped (`ls-stale` ages it from then).
 Lifecycle actions: stop kills the pod's detached processes and keeps its directory (EXITED),
 resume marks it RUNNING again, terminate kills them and removes the directory.
 See LocalPodPaths for the layout and the path mapping.
@@ -37,6 +39,8 @@ from pegboard.domain.ports.gpu_cloud import (
 logger = logging.getLogger(__name__)
 
 LOCAL_PROVIDER = "local"
+# What `datacenter_stock` lists: the GPU the examples name (any requested GPU is in stock too).
+LOCAL_GPU_ID = "LOCAL-GPU"
 
 
 class LocalGpuCloud:
@@ -67,6 +71,11 @@ class LocalGpuCloud:
     def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
         return {}
 
+    def datacenter_stock(
+        self, *, datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        return [GpuStock(LOCAL_GPU_ID, dc, "high") for dc in datacenter_ids]
+
     def create_pod(self, request: PodRequest) -> PodHandle:
         pod_id = self._new_id()
         paths = LocalPodPaths(self._root, pod_id, request.volume_mount)
@@ -94,16 +103,19 @@ class LocalGpuCloud:
         return PodHandle(pod_id=pod_id, name=request.name)
 
     def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
+        return [pod for pod in self.list_pods() if pod.name == name]
+
+    def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
         if not self._root.is_dir():
             return []
         found = []
         for entry in sorted(self._root.iterdir()):
             try:
-                status = self.get_pod(entry.name)
+                pod = self.get_pod(entry.name)
             except NotFound:
-                continue
-            if status.name == name:
-                found.append(status)
+                continue  # not a pod directory (or removed meanwhile)
+            if status is None or pod.desired_status == status:
+                found.append(pod)
         return found
 
     def get_pod(self, pod_id: str) -> PodStatus:
@@ -121,12 +133,15 @@ class LocalGpuCloud:
             cost_per_hour_usd=0.0,
             workspace_root=str(paths.workspace),
             volume_gb=meta.get("volume_gb"),
+            stopped_at=meta.get("stopped_at") if not running else None,
         )
 
     def stop_pod(self, pod_id: str) -> None:
         meta = self._read(pod_id)
         paths = LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
         _kill_pod_processes(paths)
+        if meta.get("desired_status") != POD_EXITED:
+            meta["stopped_at"] = time.time()  # stopping a stopped pod keeps its age
         meta["desired_status"] = POD_EXITED
         self._write(paths, meta)
 
@@ -134,6 +149,7 @@ class LocalGpuCloud:
         meta = self._read(pod_id)
         paths = LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
         meta["desired_status"] = POD_RUNNING
+        meta.pop("stopped_at", None)
         self._write(paths, meta)
 
     def terminate_pod(self, pod_id: str) -> None:

@@ -16,6 +16,8 @@ import pytest
 from pegboard.domain.errors import NotFound
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_RUNNING, GpuCloud, PodStatus
 
+STOCK_LEVELS = {"high", "medium", "low", "none"}
+
 
 def _wait_ready(driver: Any, pod_id: str, budget: float = 10.0) -> PodStatus:
     deadline = time.monotonic() + budget
@@ -86,3 +88,38 @@ class GpuCloudContract:
         finally:
             driver.cloud.terminate_pod(a.pod_id)
             driver.cloud.terminate_pod(b.pod_id)
+
+    def test_list_pods_filters_by_status_and_knows_when_a_pod_stopped(self, driver: Any) -> None:
+        running = driver.cloud.create_pod(driver.request("lister-running"))
+        stopped = driver.cloud.create_pod(driver.request("lister-stopped"))
+        gone = driver.cloud.create_pod(driver.request("lister-gone"))
+        try:
+            driver.cloud.stop_pod(stopped.pod_id)
+            driver.cloud.terminate_pod(gone.pod_id)
+            everything = {p.pod_id: p for p in driver.cloud.list_pods()}
+            assert {running.pod_id, stopped.pod_id} <= set(everything)
+            assert gone.pod_id not in everything  # terminated pods are not listed
+            exited = driver.cloud.list_pods(status=POD_EXITED)
+            assert stopped.pod_id in {p.pod_id for p in exited}
+            assert running.pod_id not in {p.pod_id for p in exited}
+            assert all(p.desired_status == POD_EXITED for p in exited)
+            listed = everything[stopped.pod_id]
+            assert listed.name == "lister-stopped"
+            assert listed.volume_gb == driver.request("x").volume_gb
+            assert listed.stopped_at is None or listed.stopped_at > 0
+            assert everything[running.pod_id].stopped_at is None
+            driver.cloud.resume_pod(stopped.pod_id)
+            assert driver.cloud.get_pod(stopped.pod_id).stopped_at is None
+        finally:
+            driver.cloud.terminate_pod(running.pod_id)
+            driver.cloud.terminate_pod(stopped.pod_id)
+
+    def test_datacenter_stock_lists_gpus_of_the_asked_datacenters(self, driver: Any) -> None:
+        req = driver.request("probe")
+        listed = driver.cloud.datacenter_stock(
+            datacenter_ids=[req.datacenter_id], cloud_type=req.cloud_type
+        )
+        assert listed, "the datacenter the adapter can create in lists at least one GPU"
+        assert all(s.datacenter_id == req.datacenter_id for s in listed)
+        assert all(isinstance(s.gpu_id, str) and s.gpu_id for s in listed)
+        assert all(s.stock in STOCK_LEVELS for s in listed)

@@ -14,7 +14,12 @@ from pegboard.domain.ports.gpu_cloud import PodRequest
 class _Driver:
     def __init__(self) -> None:
         self.clock = FakeClock()
-        self.cloud = FakeGpuCloud(self.clock, ready_after=30.0, prices={"A4000": 0.25})
+        self.cloud = FakeGpuCloud(
+            self.clock,
+            ready_after=30.0,
+            prices={"A4000": 0.25},
+            stock={("A4000", "EU-RO-1"): "high"},
+        )
 
     def request(self, name: str) -> PodRequest:
         return PodRequest(name=name, image="img:1", gpu_id="A4000", datacenter_id="EU-RO-1")

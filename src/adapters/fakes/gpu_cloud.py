@@ -7,7 +7,8 @@
     cloud.fail_next("get_pod", Transient("502"))          # any method, once
 
 Pod ids are deterministic (fakepod-0001, ...). Inspect `pods`, `calls` and `live_pods()`.
-Stock not listed in `stock` is `default_stock` ("high"). Stdlib only.
+Stock not listed in `stock` is `default_stock` ("high"); `datacenter_stock` lists only the GPUs
+`stock` names. A stopped pod reports `stopped_at` (the clock's now() at the stop). Stdlib only.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class FakePod:
     ready_at: float | None  # monotonic time when ssh is published; None: never
     cost_per_hour_usd: float | None
     history: list[str] = field(default_factory=list)
+    stopped_at: float | None = None  # clock.now() when it last stopped
 
 
 class FakeGpuCloud:
@@ -126,6 +128,18 @@ class FakeGpuCloud:
         self._enter("gpu_prices", cloud_type)
         return dict(self.prices)
 
+    def datacenter_stock(
+        self, *, datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        """The GPUs `stock` names in these datacenters (set_stock lists a GPU there)."""
+        self._enter("datacenter_stock", cloud_type)
+        return [
+            GpuStock(gpu, dc, level)
+            for dc in datacenter_ids
+            for (gpu, where), level in sorted(self.stock.items())
+            if where == dc
+        ]
+
     def create_pod(self, request: PodRequest) -> PodHandle:
         self._enter("create_pod", request.name, request.gpu_id, request.datacenter_id)
         for index, (gpu, dc, error, pod_exists) in enumerate(self._create_failures):
@@ -152,9 +166,16 @@ class FakeGpuCloud:
         self._enter("get_pod", pod_id)
         return self._status(self._live(pod_id))
 
+    def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
+        self._enter("list_pods", status or "")
+        found = [self._status(pod) for pod in self.live_pods()]
+        return [pod for pod in found if status is None or pod.desired_status == status]
+
     def stop_pod(self, pod_id: str) -> None:
         self._enter("stop_pod", pod_id)
         pod = self._live(pod_id)
+        if pod.status != POD_EXITED:
+            pod.stopped_at = self.clock.now()
         pod.status = POD_EXITED
         pod.history.append("stop")
         if self.host is not None:
@@ -164,6 +185,7 @@ class FakeGpuCloud:
         self._enter("resume_pod", pod_id)
         pod = self._live(pod_id)
         pod.status = POD_RUNNING
+        pod.stopped_at = None
         pod.ready_at = (
             None if self.ready_after is None else self.clock.monotonic() + self.ready_after
         )
@@ -220,4 +242,5 @@ class FakeGpuCloud:
             cost_per_hour_usd=pod.cost_per_hour_usd,
             workspace_root=pod.request.volume_mount,
             volume_gb=pod.request.volume_gb,
+            stopped_at=pod.stopped_at if pod.status == POD_EXITED else None,
         )

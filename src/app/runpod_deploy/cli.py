@@ -59,6 +59,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pegboard.app.runpod_deploy.records_commands:capture_env",
         "Print git and lockfile facts of a project as JSON.",
     ),
+    "cleanup": ("pegboard.app.runpod_deploy.cleanup_command:cleanup", "Release pods left behind."),
+    "ls-stale": ("pegboard.app.runpod_deploy.stale_command:ls_stale", "List stopped pods, cost."),
+    "logs": ("pegboard.app.runpod_deploy.logs_command:logs", "Tail the job log of a pod."),
+    "gpu-list": ("pegboard.app.runpod_deploy.gpu_commands:gpu_list", "GPU stock in a datacenter."),
+    "gpu-prices": ("pegboard.app.runpod_deploy.gpu_commands:gpu_prices", "GPU prices per hour."),
+    "gpu-inventory": (
+        "pegboard.app.runpod_deploy.gpu_commands:gpu_inventory_command",
+        "Stock of a config's GPUs; exit 3 on stock-out.",
+    ),
+    "estimate": ("pegboard.app.runpod_deploy.gpu_commands:estimate", "Forecast a config's cost."),
 }
 
 

@@ -66,6 +66,7 @@ class _Outcome:
     error: str | None = None  # a runner failure: exit 125 with this message
     interrupted: bool = False
     note: str | None = None
+    unreachable: bool = False  # the cluster could not be reached: a sweep would only fail too
 
 
 def short_run_id(run_id: str) -> str:
@@ -168,7 +169,7 @@ class RunLifecycle:
             ) from None
         finally:
             self._stop_background.set()
-        if outcome.interrupted:
+        if outcome.interrupted or self.interrupt.first.is_set():
             raise Interrupted("interrupted")
         if outcome.error is not None:
             raise RunnerError(outcome.error)
@@ -179,9 +180,9 @@ class RunLifecycle:
     def _run(self) -> _Outcome:
         failure = self._create()
         if failure is not None:
-            if not failure.interrupted and failure.note != "transport":
+            if not failure.unreachable:
                 self._sweep()
-            return attrs.evolve(failure, note=None)
+            return failure
         outcome = self._await()
         self._stop_background.set()
         if self._pump is not None:
@@ -219,9 +220,7 @@ class RunLifecycle:
         else:
             self._pod_name = self.name
             self._pod_uid = meta.get("uid")
-        if self.interrupt.first.is_set():
-            return None  # _await notices the interrupt at once
-        return None
+        return None  # an interrupt during create is noticed at once by _await
 
     # -- waiting --------------------------------------------------------------------------------
 

@@ -102,6 +102,9 @@ class PodStatus:
     cost_per_hour_usd: float | None = None
     workspace_root: str | None = None
     volume_gb: int | None = None
+    # Epoch seconds when the pod last stopped (EXITED), if the provider knows it: `ls-stale`
+    # ages stopped pods from this (0.8.4 used uptimeSeconds, which is 0 for EXITED pods).
+    stopped_at: float | None = None
 
     @property
     def ready(self) -> bool:
@@ -127,6 +130,12 @@ class GpuCloud(Protocol):
         """USD per GPU-hour for the GPUs whose price is known (may be empty)."""
         ...
 
+    def datacenter_stock(
+        self, *, datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        """Every GPU type the provider lists in these datacenters, with its stock level."""
+        ...
+
     def create_pod(self, request: PodRequest) -> PodHandle:
         """Create a pod; raises NoCapacity, CreateOutcomeUnknown or another PortError."""
         ...
@@ -137,6 +146,10 @@ class GpuCloud(Protocol):
 
     def get_pod(self, pod_id: str) -> PodStatus:
         """The pod as it is now; raises NotFound when it is gone."""
+        ...
+
+    def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
+        """Every pod of the account that is not terminated; only `status` ones when given."""
         ...
 
     def stop_pod(self, pod_id: str) -> None:

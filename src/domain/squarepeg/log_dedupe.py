@@ -23,7 +23,8 @@ from pegboard.domain.squarepeg.timestamps import parse_rfc3339_nanos
 
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
 _PREFIX = re.compile(_TIME + rb" ")
-_PREFIX_AT_RECORD_START = re.compile(rb"(?m)^" + _TIME + rb" ")
+_PREFIX_AFTER_NEWLINE = re.compile(rb"\n" + _TIME + rb" ")
+MIN_RUN_BYTES = 2048  # shorter same-time runs are stripped by one regex pass instead
 MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
 
 
@@ -161,22 +162,66 @@ class TimestampedLogDecoder:
         self._records_at_last += count
 
     def _bulk(self, data: bytes, pos: int, out: list[bytes]) -> int:
-        """Complete records in one regex pass; the unfinished tail record the slow way."""
+        """Complete records at C speed; the unfinished tail record the slow way."""
         last_newline = data.rfind(b"\n", pos)
         if last_newline < pos:
             return self._open_record(data, pos)
         region = data[pos : last_newline + 1]
         last_start = region.rfind(b"\n", 0, len(region) - 1) + 1
-        match = _PREFIX.match(region, last_start)
-        if match is None:
+        if _PREFIX.match(region, last_start) is None:
             return self._open_record(data, pos)  # an untimed record: take them one by one
-        ts = region[last_start : match.end() - 1]
-        marker = b"\n" + ts + b" "
-        same = region.count(marker) + (1 if region.startswith(ts + b" ") else 0)
-        self._note_records(ts, same)
+        start = 0
+        while start < len(region):
+            first = _PREFIX.match(region, start)
+            if first is None:
+                break
+            end = self._same_time_run(region, start, region[start : first.end()])
+            if end - start < MIN_RUN_BYTES and end < len(region):
+                break  # short runs (a timestamp per line): one regex pass does the rest
+            ts = region[start : first.end() - 1]
+            marker = b"\n" + ts + b" "
+            body = region[first.end() : end].replace(marker, b"\n")
+            records = region.count(b"\n", start, end)
+            if len(body) != end - first.end() - (records - 1) * len(ts + b" "):
+                break  # not one timestamp after all (out of order): the regex is exact
+            self._note_records(ts, records)
+            out.append(body)
+            start = end
+        if start < len(region):
+            rest = region[start:]
+            last_start = rest.rfind(b"\n", 0, len(rest) - 1) + 1
+            last = _PREFIX.match(rest, last_start)
+            assert last is not None
+            ts = rest[last_start : last.end() - 1]
+            same = rest.count(b"\n" + ts + b" ") + (1 if rest.startswith(ts + b" ") else 0)
+            self._note_records(ts, same)
+            first = _PREFIX.match(rest)
+            body = rest[first.end() :] if first is not None else rest
+            out.append(_PREFIX_AFTER_NEWLINE.sub(b"\n", body))
         self._open = False
-        out.append(_PREFIX_AT_RECORD_START.sub(b"", region))
         return last_newline + 1
+
+    @staticmethod
+    def _same_time_run(region: bytes, start: int, prefix: bytes) -> int:
+        """End of the run of records from `start` that begin with `prefix` (times are sorted,
+        so records with one time are adjacent): gallop, then search back in the last gap."""
+        marker = b"\n" + prefix
+        size = len(region)
+        known = start  # a record start inside the run
+        step = 4096
+        limit = size
+        while True:
+            probe = region.find(b"\n", known + step, size - 1)
+            if probe < 0:
+                break
+            if not region.startswith(marker, probe):
+                limit = probe + 1
+                break
+            known = probe + 1
+            step *= 2
+        last_marker = region.rfind(marker, known - 1 if known > start else start, limit)
+        last_start = last_marker + 1 if last_marker >= 0 else start
+        return region.index(b"\n", last_start) + 1
 
     def _replayed_record(self, data: bytes, pos: int) -> int:
         replay = self._replay

@@ -119,3 +119,15 @@ def test_reconnects_reproduce_the_output_exactly(
         point = decoder.resume()
         since = point.since_time if point is not None else None
     assert out == expected
+
+
+def test_long_runs_of_one_timestamp_and_an_out_of_order_record() -> None:
+    line = b"y" * 60 + b"\n"
+    records = [(T1, line)] * 100 + [(T2, b"odd\n")] + [(T1, line)] * 100 + [(T2, line)] * 80
+    data = stream(records)
+    for size in (len(data), 4096, 997):
+        decoder = TimestampedLogDecoder()
+        out = b"".join(decoder.feed(data[i : i + size]) for i in range(0, len(data), size))
+        assert out == b"".join(d for _, d in records)
+    point = decoder.resume_point()
+    assert point is not None and point.since_time == T2

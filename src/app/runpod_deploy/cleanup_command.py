@@ -1,0 +1,338 @@
+"""`runpod-deploy cleanup`: release the pod a state file names, or the user's stopped pods in bulk.
+
+The command `run` prints when it leaves a pod behind:
+    runpod-deploy cleanup --state-file PATH [--mode preserve|stop|delete] [--dry-run]
+    runpod-deploy cleanup --config PATH [--var K=V ...]          (the config's state file)
+    runpod-deploy cleanup --all-stopped [--yes] [--dry-run] [--provider P]
+                          [--name-prefix P ...] [--all-owners] [--include-recycled]
+
+A state file is ours (it records its provider) or 0.8.4's (`pod_id`, `id` or `podId`; RunPod).
+A pod that is already gone is not an error: the pointer is removed and the exit is 0.
+The bulk mode fixes 0.8.4's §17.14 (it deleted every EXITED pod on the account): only pods
+this user's runs created (see `stale.select_bulk_delete`), never a pod a recycle pointer keeps
+warm, after a y/N question on stderr; one failed delete does not stop the others.
+Exit: 0 done (or nothing to do); 1 aborted at the prompt, or a single delete failed; 2 some
+bulk deletes failed, or a usage error; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import attrs
+import click
+
+from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.domain.errors import NotFound, PortError, UsageError
+from pegboard.domain.gpujob import plan as run_plan
+from pegboard.domain.gpujob.spec import LifecycleAction
+from pegboard.domain.gpujob.stale import (
+    KeptWarm,
+    kept_warm,
+    owner_prefix,
+    pointer_pod_id,
+    pointer_provider,
+    select_bulk_delete,
+    stale_report,
+    stale_table,
+    storage_rate,
+)
+from pegboard.domain.ports.gpu_cloud import POD_EXITED, GpuCloud, PodStatus
+
+from .pod_tools import (
+    PROVIDERS,
+    PodToolDeps,
+    cloud_for_flag,
+    config_options,
+    lifecycle_of,
+    load_config,
+    read_pointer,
+    tool_deps,
+    unlink_pointer_if_names,
+    user_pointers,
+)
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_ABORTED = 1
+EXIT_PARTIAL = 2
+MODES = ("preserve", "stop", "delete")
+
+
+@attrs.frozen
+class PointerCleanup:
+    state_file: Path
+    mode: str = "delete"
+    dry_run: bool = False
+
+
+@attrs.frozen
+class BulkCleanup:
+    provider: str = "runpod"
+    yes: bool = False
+    dry_run: bool = False
+    name_prefixes: tuple[str, ...] = ()
+    all_owners: bool = False
+    include_recycled: bool = False
+
+
+def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
+    """Apply `mode` to the pod the state file names; remove the file once the pod is gone."""
+    path = request.state_file
+    pointer = read_pointer(path)
+    if pointer is None:
+        if path.exists():
+            raise UsageError(f"--state-file {path}: not a JSON pod pointer")
+        logger.warning("no state file at %s: nothing to clean up (already released?)", path)
+        return EXIT_OK
+    pod_id = pointer_pod_id(pointer)
+    if pod_id is None:
+        raise UsageError(f"--state-file {path}: names no pod (no pod_id, id or podId)")
+    provider = pointer_provider(pointer)
+    cloud = deps.backend_for(provider).cloud
+    dry = "[dry-run] " if request.dry_run else ""
+    try:
+        status = cloud.get_pod(pod_id)
+    except NotFound:
+        logger.info("pod %s (%s) is already gone", pod_id, provider)
+        if request.dry_run:
+            logger.info("[dry-run] would remove the state file %s", path)
+        elif unlink_pointer_if_names(path, pod_id):
+            logger.info("removed the state file %s", path)
+        return EXIT_OK
+    logger.info("%spod %s (%s, %s): %s", dry, pod_id, status.name, provider, status.desired_status)
+    if request.mode == "preserve":
+        logger.info("preserve: pod %s left as it is (%s)", pod_id, status.desired_status)
+        return EXIT_OK
+    if request.mode == "stop":
+        return _stop(request, cloud, status, provider)
+    if request.dry_run:
+        logger.info("[dry-run] would delete pod %s and remove the state file %s", pod_id, path)
+        return EXIT_OK
+    try:
+        cloud.terminate_pod(pod_id)
+    except PortError as exc:
+        raise PortError(f"delete of pod {pod_id} failed: {exc}; {path} still names it") from None
+    unlink_pointer_if_names(path, pod_id)
+    logger.info("pod %s deleted; disk released; state file %s removed", pod_id, path)
+    return EXIT_OK
+
+
+def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider: str) -> int:
+    pod_id = status.pod_id
+    if status.desired_status == POD_EXITED:
+        logger.info("pod %s is already stopped", pod_id)
+    elif request.dry_run:
+        logger.info("[dry-run] would stop pod %s", pod_id)
+        return EXIT_OK
+    else:
+        try:
+            cloud.stop_pod(pod_id)
+        except PortError as exc:
+            raise PortError(f"stop of pod {pod_id} failed: {exc}") from None
+    note = run_plan.leftover_note(
+        action=LifecycleAction.STOP,
+        pod_id=pod_id,
+        provider=provider,
+        state_file=str(request.state_file),
+        volume_gb=status.volume_gb,
+    )
+    if note:
+        logger.warning("%s", note)
+    return EXIT_OK
+
+
+def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
+    """Delete this user's stopped pods after confirmation; collect failures."""
+    provider = request.provider
+    cloud = cloud_for_flag(deps, provider)
+    stopped = cloud.list_pods(status=POD_EXITED)
+    pointers = {
+        path: data
+        for path, data in user_pointers(deps.home).items()
+        if pointer_provider(data) == provider
+    }
+    run_prefixes = {p for p in (owner_prefix(data) for data in pointers.values()) if p}
+    warm: dict[str, KeptWarm] = {}
+    for path, data in pointers.items():
+        pod_id = pointer_pod_id(data)
+        keeper = kept_warm(
+            pod_id=pod_id or "", state_file=path, lifecycle_action=lifecycle_of(data)
+        )
+        if pod_id and keeper is not None:
+            warm.setdefault(pod_id, keeper)
+    selection = select_bulk_delete(
+        stopped,
+        run_prefixes=run_prefixes,
+        name_prefixes=request.name_prefixes,
+        all_owners=request.all_owners,
+        warm=warm,
+        include_recycled=request.include_recycled,
+    )
+    if selection.not_ours:
+        logger.info(
+            "left alone: %d stopped pod(s) not created by your runs "
+            "(match them with --name-prefix P, or take every pod with --all-owners)",
+            len(selection.not_ours),
+        )
+    for pod, reason in selection.kept:
+        logger.info(
+            "left alone: pod %s (%s): %s (--include-recycled deletes it)",
+            pod.pod_id,
+            pod.name,
+            reason,
+        )
+    if not selection.delete:
+        logger.info("no stopped pod to delete (%s)", provider)
+        return EXIT_OK
+    report = stale_report(
+        pods=selection.delete,
+        pointers={},
+        provider=provider,
+        now=deps.clock.now(),
+        usd_per_gb_month=storage_rate(provider),
+    )
+    for line in stale_table(report):
+        deps.out(line)
+    count = len(selection.delete)
+    if request.dry_run:
+        logger.info("[dry-run] would delete %d stopped pod(s) and their disks", count)
+        return EXIT_OK
+    if not request.yes:
+        answer = deps.ask(f"Delete these {count} stopped pod(s) and their disks? [y/N] ")
+        if answer is None or answer.strip().lower() not in ("y", "yes"):
+            logger.warning("aborted: nothing deleted")
+            return EXIT_ABORTED
+    failures: list[str] = []
+    for pod in selection.delete:
+        try:
+            cloud.terminate_pod(pod.pod_id)
+        except PortError as exc:
+            failures.append(f"{pod.pod_id}: {exc}")
+            logger.error("delete of pod %s failed: %s", pod.pod_id, exc)
+            continue
+        logger.info("deleted pod %s (%s)", pod.pod_id, pod.name)
+        for path, data in pointers.items():
+            if pointer_pod_id(data) == pod.pod_id and unlink_pointer_if_names(
+                Path(path), pod.pod_id
+            ):
+                logger.info("removed the state file %s", path)
+    logger.info("deleted %d of %d stopped pod(s)", count - len(failures), count)
+    if failures:
+        logger.error("%d delete(s) failed: %s", len(failures), "; ".join(failures))
+        return EXIT_PARTIAL
+    return EXIT_OK
+
+
+@click.command("cleanup")
+@click.option(
+    "--state-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The pod pointer `run` wrote (printed by `run` when it leaves a pod).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Find the state file through this config (rendered like `run`).",
+)
+@config_options
+@click.option("--all-stopped", is_flag=True, help="Delete your stopped (EXITED) pods in bulk.")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="What to do with the pod: preserve, stop or delete (default delete).",
+)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before a bulk delete.")
+@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    default=None,
+    help="With --all-stopped: whose pods (default runpod).",
+)
+@click.option(
+    "--name-prefix",
+    "name_prefixes",
+    multiple=True,
+    metavar="P",
+    help="With --all-stopped: also pods whose name starts with P (repeatable).",
+)
+@click.option(
+    "--all-owners", is_flag=True, help="With --all-stopped: every stopped pod of the account."
+)
+@click.option(
+    "--include-recycled",
+    is_flag=True,
+    help="With --all-stopped: also pods a state file keeps for recycle (or for an unknown reason).",
+)
+@verbosity_options
+def cleanup(
+    state_file: Path | None,
+    config_path: Path | None,
+    var_args: tuple[str, ...],
+    vars_file: Path | None,
+    all_stopped: bool,
+    mode: str | None,
+    yes: bool,
+    dry_run: bool,
+    provider: str | None,
+    name_prefixes: tuple[str, ...],
+    all_owners: bool,
+    include_recycled: bool,
+) -> int:
+    """Release a pod `run` left behind (--state-file / --config), or your stopped pods."""
+    chosen = [
+        flag
+        for flag, on in (
+            ("--state-file", state_file is not None),
+            ("--config", config_path is not None),
+            ("--all-stopped", all_stopped),
+        )
+        if on
+    ]
+    if len(chosen) != 1:
+        raise UsageError(
+            "cleanup needs exactly one of --state-file, --config or --all-stopped"
+            + (f" (got {', '.join(chosen)})" if chosen else "")
+        )
+    if (var_args or vars_file) and config_path is None:
+        raise UsageError("--var and --vars-file go with --config")
+    deps = tool_deps()
+    if all_stopped:
+        if mode not in (None, "delete"):
+            raise UsageError(f"--mode {mode}: --all-stopped only deletes")
+        return cleanup_all_stopped(
+            BulkCleanup(
+                provider=provider or "runpod",
+                yes=yes,
+                dry_run=dry_run,
+                name_prefixes=name_prefixes,
+                all_owners=all_owners,
+                include_recycled=include_recycled,
+            ),
+            deps,
+        )
+    bulk_only = [
+        flag
+        for flag, on in (
+            ("--provider", provider is not None),
+            ("--name-prefix", bool(name_prefixes)),
+            ("--all-owners", all_owners),
+            ("--include-recycled", include_recycled),
+        )
+        if on
+    ]
+    if bulk_only:
+        raise UsageError(f"{bulk_only[0]} goes with --all-stopped (a state file names its pod)")
+    if config_path is not None:
+        loaded = load_config(deps, config_path, var_args, vars_file)
+        state_file = Path(loaded.job.state_file)
+        logger.info("state file of %s: %s", config_path, state_file)
+    assert state_file is not None
+    return cleanup_pointer(
+        PointerCleanup(state_file=state_file, mode=mode or "delete", dry_run=dry_run), deps
+    )

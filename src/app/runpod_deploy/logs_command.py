@@ -1,0 +1,194 @@
+"""`runpod-deploy logs`: the job log of the pod a config's state file names, over RemoteShell.
+
+    runpod-deploy logs --config PATH [--var K=V ...] [--vars-file F] [--lines N] [--no-follow]
+
+The config is rendered as `run` renders it, with the run stamp of the run that wrote the state
+file (so a `log_path` with `{run_id}` finds that run's log). The last N lines (default 200) go
+to stdout as raw bytes, then, unless --no-follow, what the job appends, until the job records
+its exit status (then exit 0) or Ctrl-C (exit 130). --no-follow exits with the remote `tail`'s
+code. A stopped pod has no shell: the message says where `run` pulled the log instead (exit 1).
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import shlex
+from pathlib import Path
+
+import attrs
+import click
+
+from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_provider
+from pegboard.domain.gpujob.templates import RenderedJob, make_builtins, render_job
+from pegboard.domain.ports.gpu_cloud import PodStatus
+from pegboard.domain.ports.remote_shell import RemoteShell
+
+from .job_loading import LoadedJob, merge_cli_vars
+from .phases import job_paths
+from .pod_tools import PodToolDeps, config_options, load_config, read_pointer, tool_deps
+from .run_command import sigterm_as_interrupt
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_SEC = 1.0  # how often an idle follow checks whether the job has ended
+HEAD_TIMEOUT_SEC = 120.0
+
+
+@attrs.frozen
+class LogsRequest:
+    config_path: Path
+    var_args: tuple[str, ...] = ()
+    vars_file: Path | None = None
+    lines: int = 200
+    follow: bool = True
+
+
+def tail_logs(request: LogsRequest, deps: PodToolDeps) -> int:
+    loaded = load_config(deps, request.config_path, request.var_args, request.vars_file)
+    state_file = loaded.job.state_file
+    pointer = read_pointer(Path(state_file))
+    pod_id = pointer_pod_id(pointer) if pointer is not None else None
+    if pointer is None or pod_id is None:
+        raise NotFound(f"no pod to read: no state file naming a pod at {state_file}")
+    backend = deps.backend_for(pointer_provider(pointer))
+    run_dir = pointer.get("run_dir")
+    try:
+        status = backend.cloud.get_pod(pod_id)
+    except NotFound:
+        raise NotFound(
+            f"pod {pod_id} (named by {state_file}) no longer exists"
+            + (f"; its log was pulled to {run_dir}" if run_dir else "")
+        ) from None
+    job = _job_of_that_run(loaded, deps, request, pointer.get("run_dir"), status)
+    log_path = job.run.log_path
+    if status.ssh is None:
+        pulled = f"{run_dir}/{posixpath.basename(log_path)}" if run_dir else "the run directory"
+        raise PortError(
+            f"pod {pod_id} is {status.desired_status}: no shell to read {log_path} "
+            f"(run pulled the log to {pulled})"
+        )
+    shell = backend.open_shell(status)
+    try:
+        with sigterm_as_interrupt():
+            return _tail(shell, job, log_path, request, deps)
+    finally:
+        shell.close()
+
+
+def _job_of_that_run(
+    loaded: LoadedJob,
+    deps: PodToolDeps,
+    request: LogsRequest,
+    run_dir: object,
+    status: PodStatus,
+) -> RenderedJob:
+    """Re-render with the pointer's run stamp and the pod's real volume path (as run did)."""
+    spec = loaded.spec
+    root = status.workspace_root
+    if root and root != spec.storage.volume_mount:
+        spec = attrs.evolve(spec, storage=attrs.evolve(spec.storage, volume_mount=root))
+    if not isinstance(run_dir, str) or not run_dir:
+        if spec is loaded.spec:
+            return loaded.job  # 0.8.4's pointer: no run recorded, today's rendering
+        run_stamp = posixpath.basename(loaded.job.run_dir)
+    else:
+        run_stamp = posixpath.basename(run_dir.rstrip("/"))
+    builtins = make_builtins(
+        spec,
+        document=loaded.document,
+        config_path=loaded.job.config_path,
+        home=deps.home,
+        run_stamp=run_stamp,
+    )
+    cli_vars = merge_cli_vars(
+        request.var_args, request.vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
+    )
+    return render_job(spec, cli_vars=cli_vars, builtins=builtins, document=loaded.document)
+
+
+def _tail(
+    shell: RemoteShell, job: RenderedJob, log_path: str, request: LogsRequest, deps: PodToolDeps
+) -> int:
+    quoted = shlex.quote(log_path)
+    # The size first, then the last N lines of exactly that many bytes: following from that
+    # offset neither repeats nor loses a byte written meanwhile.
+    head = shell.run(
+        f'n=$(wc -c < {quoted}) || exit $?; echo "$n"; head -c "$n" {quoted} | '
+        f"tail -n {request.lines}",
+        timeout=HEAD_TIMEOUT_SEC,
+    )
+    if head.exit_code != 0:
+        message = head.stderr.decode(errors="replace").strip() or f"cannot read {log_path}"
+        logger.error("%s", message)
+        return head.exit_code
+    size_line, _, tail = head.stdout.partition(b"\n")
+    offset = int(size_line.strip() or b"0")
+    if not _write(deps, tail) or not request.follow:
+        return 0
+    paths = job_paths(job.run)
+    stream = shell.follow(log_path, from_offset=offset, heartbeat=HEARTBEAT_SEC)
+    try:
+        for chunk in stream:
+            if chunk:
+                offset += len(chunk)
+                if not _write(deps, chunk):
+                    return 0
+                continue
+            ended = shell.detached_status(pid_path=paths.pid, status_path=paths.status)
+            if ended.exit_code is not None:
+                _write(deps, shell.read_file(log_path, offset=offset))
+                logger.info("the job ended with exit code %d", ended.exit_code)
+                return 0
+    finally:
+        stream.close()
+    return 0
+
+
+def _write(deps: PodToolDeps, chunk: bytes) -> bool:
+    """False once stdout is closed (`| head`): stop reading, nothing is wrong."""
+    if not chunk:
+        return True
+    try:
+        deps.out_bytes(chunk)
+    except (BrokenPipeError, ValueError):
+        return False
+    return True
+
+
+@click.command("logs")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The job's YAML config (its state file names the pod).",
+)
+@config_options
+@click.option(
+    "--lines",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    help="How many lines of the log to print first.",
+)
+@click.option("--no-follow", is_flag=True, help="Print the last lines and exit.")
+@verbosity_options
+def logs(
+    config_path: Path,
+    var_args: tuple[str, ...],
+    vars_file: Path | None,
+    lines: int,
+    no_follow: bool,
+) -> int:
+    """Print the job log of the config's pod, then follow it (Ctrl-C to stop)."""
+    request = LogsRequest(
+        config_path=config_path,
+        var_args=var_args,
+        vars_file=vars_file,
+        lines=lines,
+        follow=not no_follow,
+    )
+    return tail_logs(request, tool_deps())

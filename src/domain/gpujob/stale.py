@@ -1,0 +1,281 @@
+"""Stopped pods and their pointers: storage cost, age, ownership, and what a bulk delete may touch.
+
+Pure. `ls-stale` and `cleanup --all-stopped` read pods and state files, then ask here.
+Corrections over runpod-deploy 0.8.4 (its §17.13-14):
+- age is counted from when the pod stopped (0.8.4 used uptimeSeconds, always 0 when EXITED);
+- a bulk delete touches only pods this user's runs created (pod name = `<run_id prefix>-<run
+  stamp>`, the prefix taken from the user's state files, or an explicit `--name-prefix`), and
+  never a pod a recycle pointer keeps warm, unless asked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from pegboard.domain.ports.gpu_cloud import PodStatus
+
+# RunPod's preserved-volume rate, as 0.8.4 and the seed state it.
+STORAGE_USD_PER_GB_MONTH = 0.10
+DAYS_PER_MONTH = 30
+NAME_WIDTH = 40  # 0.8.4 cut names at 40 characters
+
+# The state file of 0.8.4 names the pod `pod_id`, `id` or `podId`; it records no provider.
+POD_ID_KEYS = ("pod_id", "id", "podId")
+PROVIDER_084 = "runpod"
+
+# `run_dir_name`: YYYYmmddTHHMMSS.ffffffZ-<hex>; 0.8.4's stamp was YYYYmmddTHHMMSSZ.
+_RUN_STAMP = re.compile(r"\d{8}T\d{6}(\.\d{1,6})?Z(-[0-9a-f]{4,})?")
+
+RECYCLE = "recycle"
+
+
+def pointer_pod_id(pointer: Mapping[str, object]) -> str | None:
+    """The pod a state file names (ours or 0.8.4's spelling); None if it names none."""
+    for key in POD_ID_KEYS:
+        value = pointer.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def pointer_provider(pointer: Mapping[str, object]) -> str:
+    """Ours records the provider; a state file without one is 0.8.4's, i.e. RunPod."""
+    value = pointer.get("provider")
+    return value if isinstance(value, str) and value else PROVIDER_084
+
+
+def owner_prefix(pointer: Mapping[str, object]) -> str | None:
+    """`<rendered run_id_prefix>-` of the run that wrote the pointer (its pods' name prefix).
+
+    Our pod name is the run id, `<prefix>-<run stamp>`, and the run directory's basename is
+    that stamp, so the prefix is the run id without it.
+    """
+    run_id, run_dir = pointer.get("run_id"), pointer.get("run_dir")
+    if not isinstance(run_id, str) or not isinstance(run_dir, str):
+        return None
+    stamp = posixpath.basename(run_dir.rstrip("/"))
+    if not stamp or not run_id.endswith("-" + stamp) or len(run_id) == len(stamp) + 1:
+        return None
+    return run_id[: -len(stamp)]
+
+
+def is_run_name(name: str, prefix: str) -> bool:
+    """`name` is `<prefix><run stamp>`: a pod a run with this prefix created."""
+    return name.startswith(prefix) and _RUN_STAMP.fullmatch(name[len(prefix) :]) is not None
+
+
+def is_owned(name: str, *, run_prefixes: Iterable[str], name_prefixes: Iterable[str]) -> bool:
+    """A pod name created by one of our runs, or matching a prefix the user named."""
+    if any(name.startswith(prefix) for prefix in name_prefixes if prefix):
+        return True
+    return any(is_run_name(name, prefix) for prefix in run_prefixes)
+
+
+def storage_cost(volume_gb: int | None, usd_per_gb_month: float) -> tuple[float, float]:
+    """(USD per day, USD per month) for a kept volume; an unknown size costs 0 here."""
+    monthly = (volume_gb or 0) * usd_per_gb_month
+    return monthly / DAYS_PER_MONTH, monthly
+
+
+def storage_rate(provider: str) -> float:
+    """USD per GB-month of a stopped pod's disk: the local provider's disk is this machine's."""
+    return 0.0 if provider == "local" else STORAGE_USD_PER_GB_MONTH
+
+
+@attrs.frozen
+class StalePod:
+    """One stopped pod in the `ls-stale` table."""
+
+    pod_id: str
+    name: str
+    volume_gb: int | None
+    stopped_at: float | None
+    age_sec: float | None
+    usd_per_day: float
+    usd_per_month: float
+    state_file: str | None = None  # the pointer of ours that still names it
+
+
+@attrs.frozen
+class DanglingPointer:
+    """A state file whose pod no longer exists (safe to delete the file)."""
+
+    state_file: str
+    pod_id: str
+    provider: str
+
+
+@attrs.frozen
+class StaleReport:
+    pods: tuple[StalePod, ...]
+    dangling: tuple[DanglingPointer, ...]
+
+    @property
+    def total_gb(self) -> int:
+        return sum(p.volume_gb or 0 for p in self.pods)
+
+    @property
+    def total_per_day(self) -> float:
+        return sum(p.usd_per_day for p in self.pods)
+
+    @property
+    def total_per_month(self) -> float:
+        return sum(p.usd_per_month for p in self.pods)
+
+
+def stale_report(
+    *,
+    pods: Sequence[PodStatus],
+    pointers: Mapping[str, Mapping[str, object]],
+    provider: str,
+    now: float,
+    usd_per_gb_month: float,
+) -> StaleReport:
+    """EXITED pods (oldest stop first) and this provider's pointers to pods that are gone.
+
+    `pods` is every pod the provider lists (any status); `pointers` maps state-file path to
+    its content.
+    """
+    referenced: dict[str, str] = {}
+    dangling: list[DanglingPointer] = []
+    existing = {pod.pod_id for pod in pods}
+    for path, data in sorted(pointers.items()):
+        pod_id = pointer_pod_id(data)
+        if pod_id is None or pointer_provider(data) != provider:
+            continue
+        referenced.setdefault(pod_id, path)
+        if pod_id not in existing:
+            dangling.append(DanglingPointer(path, pod_id, provider))
+    rows = []
+    for pod in pods:
+        if pod.desired_status != "EXITED":
+            continue
+        per_day, per_month = storage_cost(pod.volume_gb, usd_per_gb_month)
+        age = None if pod.stopped_at is None else max(0.0, now - pod.stopped_at)
+        rows.append(
+            StalePod(
+                pod_id=pod.pod_id,
+                name=pod.name,
+                volume_gb=pod.volume_gb,
+                stopped_at=pod.stopped_at,
+                age_sec=age,
+                usd_per_day=per_day,
+                usd_per_month=per_month,
+                state_file=referenced.get(pod.pod_id),
+            )
+        )
+    rows.sort(key=lambda r: (r.stopped_at is None, r.stopped_at or 0.0, r.pod_id))
+    return StaleReport(tuple(rows), tuple(dangling))
+
+
+def format_age(seconds: float | None) -> str:
+    """`3d04h`, `5h12m`, `42m`, `<1m`; `?` when the provider does not say when it stopped."""
+    if seconds is None:
+        return "?"
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "<1m"
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{days}d{hours:02d}h"
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m"
+
+
+def stale_table(report: StaleReport) -> list[str]:
+    """The `ls-stale` table: one row per stopped pod and a TOTAL line."""
+    header = (
+        f"{'POD_ID':<24} {'NAME':<{NAME_WIDTH}} {'GB':>6} {'STOPPED':>8} {'$/DAY':>8} {'$/MO':>9}"
+    )
+    lines = [header]
+    for pod in report.pods:
+        gb = "?" if pod.volume_gb is None else str(pod.volume_gb)
+        lines.append(
+            f"{pod.pod_id:<24} {pod.name[:NAME_WIDTH]:<{NAME_WIDTH}} {gb:>6} "
+            f"{format_age(pod.age_sec):>8} {pod.usd_per_day:>8.2f} {pod.usd_per_month:>9.2f}"
+        )
+    lines.append(
+        f"{'TOTAL':<24} {f'{len(report.pods)} stopped pod(s)':<{NAME_WIDTH}} "
+        f"{report.total_gb:>6} {'':>8} {report.total_per_day:>8.2f} {report.total_per_month:>9.2f}"
+    )
+    return lines
+
+
+def stale_json(report: StaleReport) -> dict[str, object]:
+    return {
+        "pods": [attrs.asdict(pod) for pod in report.pods],
+        "total": {
+            "pods": len(report.pods),
+            "volume_gb": report.total_gb,
+            "usd_per_day": round(report.total_per_day, 4),
+            "usd_per_month": round(report.total_per_month, 4),
+        },
+        "dangling_pointers": [attrs.asdict(d) for d in report.dangling],
+    }
+
+
+# --- bulk delete -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class KeptWarm:
+    """A pointer that keeps its pod for a later run: `recycle`, or a lifecycle we cannot tell."""
+
+    pod_id: str
+    state_file: str
+    reason: str
+
+
+def kept_warm(*, pod_id: str, state_file: str, lifecycle_action: str | None) -> KeptWarm | None:
+    """Whether the pointer's run meant to keep the pod: recycle, or unknown (be careful)."""
+    if lifecycle_action == RECYCLE:
+        return KeptWarm(pod_id, state_file, f"kept for recycle by {state_file}")
+    if lifecycle_action is None:
+        return KeptWarm(pod_id, state_file, f"named by {state_file} (lifecycle unknown)")
+    return None
+
+
+@attrs.frozen
+class BulkSelection:
+    """What `cleanup --all-stopped` deletes, and what it leaves alone and why."""
+
+    delete: tuple[PodStatus, ...]
+    not_ours: tuple[PodStatus, ...]
+    kept: tuple[tuple[PodStatus, str], ...]
+
+
+def select_bulk_delete(
+    pods: Sequence[PodStatus],
+    *,
+    run_prefixes: Iterable[str],
+    name_prefixes: Iterable[str],
+    all_owners: bool,
+    warm: Mapping[str, KeptWarm],
+    include_recycled: bool,
+) -> BulkSelection:
+    """Stopped pods to delete: ours (or everyone's with all_owners), minus the warm ones."""
+    run_prefixes, name_prefixes = tuple(run_prefixes), tuple(name_prefixes)
+    delete: list[PodStatus] = []
+    not_ours: list[PodStatus] = []
+    kept: list[tuple[PodStatus, str]] = []
+    for pod in pods:
+        if pod.desired_status != "EXITED":
+            continue
+        keeper = warm.get(pod.pod_id)
+        if keeper is not None and not include_recycled:
+            kept.append((pod, keeper.reason))
+        elif (
+            all_owners
+            or keeper is not None
+            or is_owned(pod.name, run_prefixes=run_prefixes, name_prefixes=name_prefixes)
+        ):
+            delete.append(pod)
+        else:
+            not_ours.append(pod)
+    return BulkSelection(tuple(delete), tuple(not_ours), tuple(kept))

@@ -1,0 +1,68 @@
+"""The installed CLI on the local provider: a failed run leaves a stopped pod and a pointer;
+`ls-stale` shows it, a refused bulk cleanup keeps it, `cleanup --state-file` removes the pod
+directory and the pointer, and `ls-stale` is empty again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.components import require_executable
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "local"
+
+
+def _bin() -> str:
+    found = shutil.which("runpod-deploy", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("the runpod-deploy console script is not installed next to this interpreter")
+    return found
+
+
+def test_failed_run_then_ls_stale_then_cleanup(tmp_path: Path) -> None:
+    require_executable("bash")
+    home, pods = tmp_path / "home", tmp_path / "pods"
+    home.mkdir()
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project)
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PEGBOARD_LOCAL_PODS_ROOT": str(pods)}
+
+    def cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [_bin(), *args], env=env, input=stdin, capture_output=True, timeout=60
+        )
+
+    failed = cli("run", "--config", str(project / "failing.yaml"), "--print-run-dir")
+    assert failed.returncode == 1, failed.stderr.decode()
+    run_dir = Path(failed.stdout.decode().splitlines()[0].removeprefix("RUN_DIR="))
+    manifest = json.loads((run_dir / "runpod_deploy_pull_manifest.json").read_text())
+    pod_id, state_file = manifest["pod_id"], Path(manifest["state_file"])
+    assert manifest["lifecycle_action"] == "stop" and state_file.exists()
+    assert (pods / pod_id).is_dir()
+
+    stale = cli("ls-stale", "--provider", "local")
+    assert stale.returncode == 0, stale.stderr.decode()
+    rows = [line.split() for line in stale.stdout.decode().splitlines()]
+    assert [row[0] for row in rows] == ["POD_ID", pod_id, "TOTAL"]
+    assert rows[1][2] == "1"  # the example's volume_gb
+
+    refused = cli("cleanup", "--all-stopped", "--provider", "local", stdin=b"n\n")
+    assert refused.returncode == 1
+    assert b"[y/N]" in refused.stderr and b"aborted" in refused.stderr
+    assert pod_id in refused.stdout.decode()  # the table of what would have gone
+    assert (pods / pod_id).is_dir() and state_file.exists()
+
+    released = cli("cleanup", "--state-file", str(state_file), "--mode", "delete")
+    assert released.returncode == 0, released.stderr.decode()
+    assert not (pods / pod_id).exists() and not state_file.exists()
+    assert f"pod {pod_id} deleted".encode() in released.stderr
+
+    empty = cli("ls-stale", "--provider", "local")
+    assert (empty.returncode, empty.stdout) == (0, b"")
+    again = cli("cleanup", "--state-file", str(state_file))
+    assert again.returncode == 0 and b"nothing to clean up" in again.stderr

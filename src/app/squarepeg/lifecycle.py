@@ -84,9 +84,7 @@ def run(resolved: ResolvedRun, *, container: Any, dry_run_server: bool) -> int:
         color=resolved.output.color,
         environ=container.environ(),
     )
-    cluster = container.cluster(
-        context=resolved.context, lenient_tls=bool(getattr(resolved, "lenient_tls", False))
-    )
+    cluster = container.cluster(context=resolved.context, lenient_tls=resolved.lenient_tls)
     if dry_run_server:
         from .dry_run_server import server_dry_run
 

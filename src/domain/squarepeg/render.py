@@ -353,6 +353,7 @@ def resolve_run(
         created_by=created_by,
         keep=keep,
         startup_timeout_seconds=timeout,
+        lenient_tls=config.lenient_tls,
         output=OutputSettings(
             quiet=request.quiet or config.quiet, color=False if request.no_color else None
         ),

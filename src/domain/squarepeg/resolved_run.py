@@ -45,5 +45,6 @@ class ResolvedRun:
     created_by: str  # the squarepeg.io/created-by label value
     keep: bool  # --keep or cleanup: false (the manifest then carries squarepeg.io/keep)
     startup_timeout_seconds: int
+    lenient_tls: bool = False  # config `lenient_tls`: relax only VERIFY_X509_STRICT (MicroK8s)
     output: OutputSettings = OutputSettings()
     sweep: SweepSettings = SweepSettings()

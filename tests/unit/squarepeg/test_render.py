@@ -73,6 +73,11 @@ def test_resolved_run_fields() -> None:
     assert run.startup_timeout_seconds == 30
     assert run.output.quiet and run.output.color is False
     assert run.sweep.enabled and run.sweep.min_age_seconds == 300
+    assert run.lenient_tls is False
+
+
+def test_lenient_tls_reaches_the_resolved_run() -> None:
+    assert resolve(layers=[{"lenient_tls": True}]).lenient_tls is True
 
 
 def test_command_is_passed_verbatim() -> None:

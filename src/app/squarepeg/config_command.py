@@ -74,10 +74,10 @@ def show_config(
     profile: str | None,
     container: Any = None,
 ) -> int:
-    # Imported here: the container pulls in dependency-injector, which --help never needs.
-    from pegboard.app.squarepeg.container import current_container
+    # Showing config never leaves this machine: plain seams, no dependency-injector import.
+    from pegboard.app.squarepeg.wiring import client_side
 
-    container = container or current_container()
+    container = container or client_side()
     loaded = load_config_layers(
         config_paths=config_paths,
         no_default_config=no_default_config,

@@ -239,11 +239,10 @@ def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
 
 def execute(request: RunRequest, container: Any = None) -> int:
     """Resolve the request against config and either print it (--dry-run) or run it."""
-    # Imported here: the container pulls in dependency-injector, which --help never needs.
-    from pegboard.app.squarepeg.container import current_container
     from pegboard.domain.squarepeg.render import resolve_run
 
-    container = container or current_container()
+    if container is None:
+        container = _seams_for(request)
     stderr = container.stderr()
     for note in misplaced_flag_notes(request.command):
         stderr.write(note + "\n")
@@ -274,6 +273,17 @@ def execute(request: RunRequest, container: Any = None) -> int:
     from pegboard.app.squarepeg import lifecycle
 
     return lifecycle.run(resolved, container=container, dry_run_server=request.dry_run_server)
+
+
+def _seams_for(request: RunRequest) -> Any:
+    """A dry run never leaves this machine: plain seams, no dependency-injector import (~100 ms)."""
+    if request.dry_run:
+        from pegboard.app.squarepeg.wiring import client_side
+
+        return client_side()
+    from pegboard.app.squarepeg.container import current_container
+
+    return current_container()
 
 
 def load_config_for(request: RunRequest, container: Any) -> Any:

@@ -60,3 +60,17 @@ def test_help_does_not_import_the_config_pipeline_or_di(tmp_path: Path) -> None:
     assert "dependency_injector" not in modules
     assert "cattrs" not in modules
     assert "pegboard.app.squarepeg.run_command" not in modules
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("run", "--dry-run", "alpine"), ("config", "show")],
+    ids=["dry-run", "config-show"],
+)
+def test_client_side_commands_do_not_import_dependency_injector(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    # It pulls in asyncio and pydantic (~100 ms): more than a whole dry run may take.
+    modules = set(imported_modules(tmp_path, *argv))
+    assert "dependency_injector" not in modules
+    assert "pydantic" not in modules

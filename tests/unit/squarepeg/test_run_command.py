@@ -138,7 +138,9 @@ def test_dry_run_reads_the_real_kubeconfig_honouring_context(tmp_path: Path) -> 
 
 
 def test_kubeconfig_reader_failure_degrades_gracefully(tmp_path: Path) -> None:
-    from pegboard.app.squarepeg.wiring import read_kubeconfig_namespace as _read_kubeconfig_namespace
+    from pegboard.app.squarepeg.wiring import (
+        read_kubeconfig_namespace as _read_kubeconfig_namespace,
+    )
 
     (tmp_path / "broken").write_text(":::: not yaml [")
     env = {"KUBECONFIG": str(tmp_path / "broken")}

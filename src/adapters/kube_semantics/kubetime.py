@@ -1,0 +1,45 @@
+"""Time strings as the apiserver (RFC3339, whole seconds) and the kubelet (RFC3339NanoFixed) write
+them. Times are integer nanoseconds since the epoch; callers read their own clock."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$"
+)
+NANOS = 1_000_000_000
+
+
+def seconds_to_nanos(seconds: float) -> int:
+    """Epoch seconds as nanoseconds, rounded to the microsecond a float can hold."""
+    return round(seconds * 1_000_000) * 1000
+
+
+def format_rfc3339(ns: int) -> str:
+    """Whole seconds, as creationTimestamp, startedAt and condition times are written."""
+    return datetime.fromtimestamp(ns // NANOS, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_rfc3339_nano(ns: int) -> str:
+    """The kubelet's log timestamp: always nine fraction digits, so stamps sort as text."""
+    seconds, fraction = divmod(ns, NANOS)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{fraction:09d}Z"
+
+
+def parse_rfc3339(text: str) -> int:
+    """An RFC3339 or RFC3339Nano string as epoch nanoseconds; ValueError when malformed."""
+    match = _RFC3339.match(text)
+    if not match:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    base = datetime(
+        int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=UTC
+    )
+    offset = 0
+    if zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        offset = sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    seconds = int(base.timestamp()) - offset
+    return seconds * NANOS + int((fraction or "0").ljust(9, "0"))

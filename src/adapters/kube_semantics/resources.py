@@ -1,0 +1,36 @@
+"""The REST resources both emulators serve: plural, kind, group and apiVersion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One REST resource (pods, events, batch jobs)."""
+
+    plural: str
+    kind: str
+    api_version: str
+    group: str = ""
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def qualified_kind(self) -> str:
+        """`Job.batch` or `Pod`, as the apiserver names a kind in its messages."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
+    def qualified_plural(self) -> str:
+        """`jobs.batch` or `pods`, as in `jobs.batch "x" not found`."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+PODS = Resource("pods", "Pod", "v1")
+EVENTS = Resource("events", "Event", "v1")
+JOBS = Resource("jobs", "Job", "batch/v1", "batch")
+RESOURCES = {resource.plural: resource for resource in (PODS, EVENTS, JOBS)}
+BY_KIND = {resource.kind: resource for resource in (PODS, EVENTS, JOBS)}

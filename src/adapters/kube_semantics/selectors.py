@@ -130,7 +130,9 @@ def _requirement(term: str, selector: str) -> LabelRequirement:
         key, op, value = match.groups()
         if op in ("<", ">"):
             if _integer(value) is None:
-                raise _bad(selector, f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}")
+                raise _bad(
+                    selector, f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}"
+                )
             return LabelRequirement(key, "gt" if op == ">" else "lt", frozenset({value}))
         return LabelRequirement(key, "!=" if op == "!=" else "=", frozenset({value}))
     if match := _EXISTS_TERM.match(term):

@@ -1,65 +1,52 @@
-"""Deletion with propagationPolicy, as the apiserver plus its garbage collector behave."""
+"""Deletion with propagationPolicy over the sandbox's store (the rules are kube_semantics')."""
 
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 
-from .errors import ApiError
-from .kubetime import now_ns, rfc3339
-from .store import JsonObject, Resource, Store
+from pegboard.adapters.kube_semantics import garbage
+from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
+from pegboard.adapters.kube_semantics.resources import BY_KIND, Resource
+from pegboard.adapters.kube_semantics.status import StatusError
 
-POLICIES = ("Background", "Foreground", "Orphan")
+from .store import JsonObject, Store
+
+default_policy = garbage.default_policy
 
 
-def default_policy(resource: Resource) -> str:
-    """batch/v1 Jobs orphan their pods unless told otherwise (a classic surprise); the rest cascade."""
-    return "Orphan" if resource.plural == "jobs" else "Background"
+class _StoredObjects:
+    """The store as garbage.OwnedObjects; an object already gone is skipped, not an error."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def dependents(self, owner_uid: str) -> list[JsonObject]:
+        return [obj for _, obj in self._store.dependents(owner_uid)]
+
+    def update(self, obj: JsonObject, mutate: Callable[[JsonObject], None]) -> JsonObject:
+        meta = obj["metadata"]
+        with contextlib.suppress(StatusError):
+            return self._store.update(BY_KIND[obj["kind"]], meta["namespace"], meta["name"], mutate)
+        return obj
+
+    def remove(self, obj: JsonObject) -> JsonObject | None:
+        meta = obj["metadata"]
+        try:
+            return self._store.remove(BY_KIND[obj["kind"]], meta["namespace"], meta["name"])
+        except StatusError:
+            return None
 
 
 def delete_with_policy(
     store: Store, resource: Resource, namespace: str, name: str, policy: str
 ) -> JsonObject:
     """Delete an object and treat its dependents per `policy`; returns the deleted object."""
-    if policy not in POLICIES:
-        raise ApiError(
-            400,
-            f'propagationPolicy: Unsupported value: "{policy}": supported values: "Background", "Foreground", "Orphan"',
-        )
+    garbage.check_policy(policy)
     obj = store.get(resource, namespace, name)
-    uid = obj["metadata"]["uid"]
-    if policy == "Foreground":
-        _delete_dependents(store, uid)
-    elif policy == "Orphan":
-        for dep_resource, dep in store.dependents(uid):
-            meta = dep["metadata"]
-            with contextlib.suppress(ApiError):
-                store.update(
-                    dep_resource, meta["namespace"], meta["name"], lambda o: _drop_owner(o, uid)
-                )
-    gone = store.remove(resource, namespace, name)
-    if policy == "Background":
-        _delete_dependents(store, uid)
+    stamp = format_rfc3339(time.time_ns())
+    gone = garbage.delete_with_policy(_StoredObjects(store), obj, policy, stamp) or obj
     # A shallow copy: the stored DELETED event shares `gone` and must stay untouched.
-    meta = {
-        **gone["metadata"],
-        "deletionTimestamp": rfc3339(now_ns()),
-        "deletionGracePeriodSeconds": 0,
-    }
+    meta = {**gone["metadata"], "deletionTimestamp": stamp, "deletionGracePeriodSeconds": 0}
     return {**gone, "metadata": meta}
-
-
-def _delete_dependents(store: Store, owner_uid: str) -> None:
-    for dep_resource, dep in store.dependents(owner_uid):
-        meta = dep["metadata"]
-        with contextlib.suppress(ApiError):
-            delete_with_policy(store, dep_resource, meta["namespace"], meta["name"], "Background")
-
-
-def _drop_owner(obj: JsonObject, owner_uid: str) -> None:
-    refs = [
-        ref for ref in obj["metadata"].get("ownerReferences") or () if ref.get("uid") != owner_uid
-    ]
-    if refs:
-        obj["metadata"]["ownerReferences"] = refs
-    else:
-        obj["metadata"].pop("ownerReferences", None)

@@ -1,33 +1,26 @@
-"""A Job controller: one pod at a time per Job, retries up to backoffLimit, Complete/Failed
-conditions, and ttlSecondsAfterFinished."""
+"""The sandbox's Jobs controller: the rules of kube_semantics.jobs, run on store changes in the
+mutating thread, plus ttlSecondsAfterFinished on a timer thread."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
 
-from .errors import ApiError
+from pegboard.adapters.kube_semantics import jobs as rules
+from pegboard.adapters.kube_semantics.defaults import default_object
+from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
+from pegboard.adapters.kube_semantics.status import StatusError
+
 from .events import record_event
-from .kubetime import now_ns, rfc3339
 from .store import JOBS, PODS, Change, JsonObject, Store
 
 Deleter = Callable[[str, str], None]  # (namespace, job name): delete with Background propagation
 
 
-def _owner_job_uid(pod: JsonObject) -> str | None:
-    for ref in pod["metadata"].get("ownerReferences") or ():
-        if ref.get("kind") == "Job" and ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
-
-
-def _finished(job: JsonObject) -> bool:
-    return any(
-        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-        for c in (job.get("status") or {}).get("conditions") or ()
-    )
+def _now() -> str:
+    return format_rfc3339(time.time_ns())
 
 
 class JobController:
@@ -47,54 +40,30 @@ class JobController:
             if not change.object["spec"].get("suspend"):
                 self._start_pod(change.object)
         elif change.resource is PODS:
-            uid = _owner_job_uid(change.object)
-            if uid is None:
-                return
-            phase = change.object["status"].get("phase")
-            before = (change.previous or {}).get("status", {}).get("phase")
-            if change.type == "MODIFIED" and phase in ("Succeeded", "Failed") and before != phase:
-                self._pod_finished(uid, succeeded=phase == "Succeeded", pod=change.object)
-            elif change.type == "DELETED" and phase not in ("Succeeded", "Failed"):
-                self._pod_finished(uid, succeeded=False, pod=change.object, deleted=True)
+            uid = rules.owner_job_uid(change.object)
+            outcome = rules.pod_outcome(change.type, change.object, change.previous)
+            if uid is not None and outcome is not None:
+                self._pod_finished(uid, change.object, succeeded=outcome)
+
+    def _live_job(self, uid: str) -> JsonObject | None:
+        found = self._store.find_by_uid(uid)
+        if found is None or found[0] is not JOBS:
+            return None
+        job = found[1]
+        return None if rules.is_being_deleted(job) or rules.is_finished(job) else job
+
+    def _update(self, job: JsonObject, mutate: Callable[[JsonObject], None]) -> JsonObject:
+        meta = job["metadata"]
+        return self._store.update(JOBS, meta["namespace"], meta["name"], mutate)
 
     def _start_pod(self, job: JsonObject) -> None:
-        meta = job["metadata"]
-        template = job["spec"]["template"]
-        pod: JsonObject = {
-            "metadata": {
-                "generateName": f"{meta['name']}-",
-                "labels": dict((template.get("metadata") or {}).get("labels") or {}),
-                "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
-                "ownerReferences": [
-                    {
-                        "apiVersion": "batch/v1",
-                        "kind": "Job",
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
-                "finalizers": ["batch.kubernetes.io/job-tracking"],
-            },
-            "spec": template["spec"],
-        }
-        if not pod["metadata"]["annotations"]:
-            del pod["metadata"]["annotations"]
-        prepared = self._store.prepare_new(PODS, pod, meta["namespace"])
-        prepared["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-        with contextlib.suppress(ApiError):
-            self._update(
-                job,
-                lambda j: j["status"].update(
-                    {
-                        "active": 1,
-                        "ready": 0,
-                        "terminating": 0,
-                        "startTime": j["status"].get("startTime") or rfc3339(now_ns()),
-                    }
-                ),
-            )
+        prepared = self._store.prepare_new(
+            PODS, rules.pod_for_job(job), job["metadata"]["namespace"]
+        )
+        default_object(PODS, prepared)
+        # Counted before it exists: a pod that ends at once must find itself counted as active.
+        with contextlib.suppress(StatusError):
+            self._update(job, lambda j: rules.count_started(j, _now()))
         created = self._store.create(PODS, prepared)
         record_event(
             self._store,
@@ -104,110 +73,50 @@ class JobController:
             component="job-controller",
         )
 
-    def _update(self, job: JsonObject, mutate: Callable[[JsonObject], None]) -> JsonObject:
-        meta = job["metadata"]
-        return self._store.update(JOBS, meta["namespace"], meta["name"], mutate)
-
-    def _pod_finished(
-        self, job_uid: str, *, succeeded: bool, pod: JsonObject, deleted: bool = False
-    ) -> None:
-        found = self._store.find_by_uid(job_uid)
-        if found is None or found[0] is not JOBS or _finished(found[1]):
+    def _pod_finished(self, job_uid: str, pod: JsonObject, *, succeeded: bool) -> None:
+        job = self._live_job(job_uid)
+        if job is None:
             return
-        job = found[1]
-        now = rfc3339(now_ns())
-        failed_count = int(job["status"].get("failed", 0)) + (0 if succeeded else 1)
-        give_up = not succeeded and failed_count > int(job["spec"].get("backoffLimit", 6))
+        step = rules.JobStep.WAIT
 
-        def settle(j: JsonObject) -> None:
-            status: dict[str, Any] = j["status"]
-            status["active"] = 0
-            status["ready"] = 0
-            if succeeded:
-                status["succeeded"] = int(status.get("succeeded", 0)) + 1
-                status["completionTime"] = now
-                status["conditions"] = [
-                    _condition(
-                        "SuccessCriteriaMet",
-                        "CompletionsReached",
-                        "Reached expected number of succeeded pods",
-                        now,
-                    ),
-                    _condition(
-                        "Complete",
-                        "CompletionsReached",
-                        "Reached expected number of succeeded pods",
-                        now,
-                    ),
-                ]
-            else:
-                status["failed"] = failed_count
-                if give_up:
-                    status["conditions"] = [
-                        _condition(
-                            "FailureTarget",
-                            "BackoffLimitExceeded",
-                            "Job has reached the specified backoff limit",
-                            now,
-                        ),
-                        _condition(
-                            "Failed",
-                            "BackoffLimitExceeded",
-                            "Job has reached the specified backoff limit",
-                            now,
-                        ),
-                    ]
-            status["uncountedTerminatedPods"] = {}
+        def count(j: JsonObject) -> None:
+            nonlocal step
+            step = rules.count_finished(j, succeeded=succeeded, stamp=_now())
 
         try:
-            job = self._update(job, settle)
-        except ApiError:
+            job = self._update(job, count)
+        except StatusError:
             return
-        if succeeded:
-            record_event(
-                self._store,
-                job,
-                reason="Completed",
-                message="Job completed",
-                component="job-controller",
-            )
-        elif give_up:
-            record_event(
-                self._store,
-                job,
-                reason="BackoffLimitExceeded",
-                message="Job has reached the specified backoff limit",
-                type="Warning",
-                component="job-controller",
-            )
-        else:
+        meta = pod["metadata"]
+        with contextlib.suppress(StatusError):
+            self._store.update(PODS, meta["namespace"], meta["name"], rules.drop_tracking_finalizer)
+        if step is rules.JobStep.RETRY:
             self._start_pod(job)
             return
+        event = rules.finished_event(step)
+        if event is None:
+            return
+        type_, reason, message = event
+        record_event(
+            self._store, job, reason=reason, message=message, type=type_, component="job-controller"
+        )
         ttl = job["spec"].get("ttlSecondsAfterFinished")
         if ttl is not None:
-            meta = job["metadata"]
             threading.Thread(
                 target=self._expire,
-                args=(meta["namespace"], meta["name"], meta["uid"], float(ttl)),
+                args=(
+                    job["metadata"]["namespace"],
+                    job["metadata"]["name"],
+                    job["metadata"]["uid"],
+                    float(ttl),
+                ),
                 daemon=True,
             ).start()
-        del pod, deleted
 
     def _expire(self, namespace: str, name: str, uid: str, ttl: float) -> None:
         if self._stopping.wait(ttl):
             return
         current = self._store.find(JOBS, namespace, name)
         if current is not None and current["metadata"]["uid"] == uid:
-            with contextlib.suppress(ApiError):
+            with contextlib.suppress(StatusError):
                 self._delete_job(namespace, name)
-
-
-def _condition(type_: str, reason: str, message: str, now: str) -> JsonObject:
-    return {
-        "type": type_,
-        "status": "True",
-        "reason": reason,
-        "message": message,
-        "lastProbeTime": now,
-        "lastTransitionTime": now,
-    }

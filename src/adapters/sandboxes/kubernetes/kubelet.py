@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import os
 import re
@@ -18,13 +17,17 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import ApiError
+from pegboard.adapters.kube_semantics import podstatus
+from pegboard.adapters.kube_semantics.events import scheduled_message
+from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
+from pegboard.adapters.kube_semantics.status import StatusError
+
 from .events import NODE_NAME, record_event
 from .faults import Faults
-from .kubetime import now_ns, rfc3339
 from .logs import ContainerLog
 from .store import PODS, Change, JsonObject, Store
 
@@ -34,6 +37,11 @@ _F_SETPIPE_SZ = 1031  # Linux fcntl: a bigger pipe means fewer, larger reads of 
 _READ_SIZE = 1 << 20
 _VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_LOOPBACK = "127.0.0.1"  # the node's and every pod's address
+
+
+def _now() -> str:
+    return format_rfc3339(time.time_ns())
 
 
 class PodGone(Exception):
@@ -58,63 +66,6 @@ def container_argv(container: JsonObject, env: dict[str, str]) -> list[str]:
     args = [expand_references(str(part), env) for part in container.get("args") or ()]
     argv = command + args
     return argv or ["true"]
-
-
-def image_id(image: str) -> str:
-    digest = hashlib.sha256(image.encode()).hexdigest()
-    name = (
-        image.split("@", 1)[0].rsplit(":", 1)[0] if "/" not in image.rsplit(":", 1)[-1] else image
-    )
-    if "/" not in name:
-        name = f"library/{name}"
-    if "." not in name.split("/", 1)[0]:
-        name = f"docker.io/{name}"
-    return f"{name}@sha256:{digest}"
-
-
-def waiting_status(container: JsonObject, reason: str, message: str | None = None) -> JsonObject:
-    waiting: JsonObject = {"reason": reason}
-    if message:
-        waiting["message"] = message
-    return {
-        "name": container["name"],
-        "image": container.get("image", ""),
-        "imageID": "",
-        "ready": False,
-        "restartCount": 0,
-        "started": False,
-        "state": {"waiting": waiting},
-        "lastState": {},
-    }
-
-
-def _set_condition(
-    status: JsonObject,
-    type_: str,
-    value: str,
-    reason: str | None = None,
-    message: str | None = None,
-) -> None:
-    conditions: list[JsonObject] = status.setdefault("conditions", [])
-    for condition in conditions:
-        if condition["type"] == type_:
-            if condition["status"] != value:
-                condition["lastTransitionTime"] = rfc3339(now_ns())
-            condition["status"] = value
-            break
-    else:
-        condition = {
-            "type": type_,
-            "status": value,
-            "lastProbeTime": None,
-            "lastTransitionTime": rfc3339(now_ns()),
-        }
-        conditions.append(condition)
-    for key, text in (("reason", reason), ("message", message)):
-        if text:
-            condition[key] = text
-        else:
-            condition.pop(key, None)
 
 
 def _set_entry(key: str, index: int, value: JsonObject) -> Callable[[JsonObject], None]:
@@ -142,33 +93,19 @@ class ContainerRun:
     oom_killed: bool = False
 
     def status(self) -> JsonObject:
-        image = self.spec.get("image", "")
-        state: JsonObject
-        if self.exit_code is not None:
-            terminated: JsonObject = {
-                "exitCode": self.exit_code,
-                "reason": self.reason,
-                "startedAt": self.started_at or None,
-                "finishedAt": self.finished_at,
-                "containerID": self.container_id,
-            }
-            if self.message:
-                terminated["message"] = self.message
-            state = {"terminated": terminated}
-        else:
-            state = {"running": {"startedAt": self.started_at}}
-        running = self.exit_code is None
-        return {
-            "name": self.spec["name"],
-            "image": image,
-            "imageID": image_id(image),
-            "containerID": self.container_id,
-            "ready": running,
-            "started": running,
-            "restartCount": 0,
-            "state": state,
-            "lastState": {},
-        }
+        if self.exit_code is None:
+            return podstatus.running_status(
+                self.spec, container_id=self.container_id, started_at=self.started_at
+            )
+        return podstatus.terminated_status(
+            self.spec,
+            container_id=self.container_id,
+            exit_code=self.exit_code,
+            reason=self.reason,
+            started_at=self.started_at or None,
+            finished_at=self.finished_at,
+            message=self.message,
+        )
 
 
 class PodRuntime:
@@ -286,7 +223,7 @@ class Kubelet:
             raise PodGone
         try:
             return self._store.update(PODS, runtime.namespace, runtime.name, mutate)
-        except ApiError as exc:
+        except StatusError as exc:
             raise PodGone from exc
 
     def _event(
@@ -330,10 +267,7 @@ class Kubelet:
         if faults.unschedulable:
             message = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
             self._update(
-                runtime,
-                lambda p: _set_condition(
-                    p["status"], "PodScheduled", "False", "Unschedulable", message
-                ),
+                runtime, lambda p: podstatus.mark_unschedulable(p, message=message, stamp=_now())
             )
             self._event(
                 pod, "FailedScheduling", message, type="Warning", component="default-scheduler"
@@ -343,53 +277,13 @@ class Kubelet:
         app_specs: list[JsonObject] = spec["containers"]
 
         def schedule(p: JsonObject) -> None:
-            p["spec"]["nodeName"] = NODE_NAME
-            status = p["status"]
-            _set_condition(status, "PodScheduled", "True")
-            status.update(
-                {
-                    "hostIP": "127.0.0.1",
-                    "hostIPs": [{"ip": "127.0.0.1"}],
-                    "startTime": rfc3339(now_ns()),
-                }
-            )
-            if init_specs:
-                _set_condition(
-                    status,
-                    "Initialized",
-                    "False",
-                    "ContainersNotInitialized",
-                    f"containers with incomplete status: [{' '.join(c['name'] for c in init_specs)}]",
-                )
-                status["initContainerStatuses"] = [
-                    waiting_status(c, "PodInitializing") for c in init_specs
-                ]
-            else:
-                _set_condition(status, "Initialized", "True")
-            _set_condition(
-                status,
-                "Ready",
-                "False",
-                "ContainersNotReady",
-                f"containers with unready status: [{' '.join(c['name'] for c in app_specs)}]",
-            )
-            _set_condition(
-                status,
-                "ContainersReady",
-                "False",
-                "ContainersNotReady",
-                f"containers with unready status: [{' '.join(c['name'] for c in app_specs)}]",
-            )
-            status["containerStatuses"] = [
-                waiting_status(c, "PodInitializing" if init_specs else "ContainerCreating")
-                for c in app_specs
-            ]
+            podstatus.mark_scheduled(p, node=NODE_NAME, host_ip=_LOOPBACK, stamp=_now())
 
         pod = self._update(runtime, schedule)
         self._event(
             pod,
             "Scheduled",
-            f"Successfully assigned {runtime.namespace}/{runtime.name} to {NODE_NAME}",
+            scheduled_message(pod, NODE_NAME),
             component="default-scheduler",
         )
         if faults.slow_start_seconds and runtime.deleted.wait(faults.slow_start_seconds):
@@ -404,7 +298,9 @@ class Kubelet:
                     _set_entry(
                         "initContainerStatuses",
                         0,
-                        waiting_status(init, reason, f"init container {init['name']} is stuck"),
+                        podstatus.waiting_status(
+                            init, reason, f"init container {init['name']} is stuck"
+                        ),
                     ),
                 )
                 self._event(
@@ -431,7 +327,9 @@ class Kubelet:
                 self._finish(runtime, [run], failed_init=True)
                 return
         if init_specs:
-            self._update(runtime, lambda p: _set_condition(p["status"], "Initialized", "True"))
+            self._update(
+                runtime, lambda p: podstatus.set_condition(p["status"], "Initialized", True, _now())
+            )
 
         for index, container in enumerate(app_specs):
             if not self._pull(runtime, pod, container, faults, "containerStatuses", index):
@@ -442,16 +340,8 @@ class Kubelet:
         ]
 
         def running(p: JsonObject) -> None:
-            status = p["status"]
-            status["phase"] = "Running"
-            status["podIP"] = "127.0.0.1"
-            status["podIPs"] = [{"ip": "127.0.0.1"}]
-            status["containerStatuses"] = [run.status() for run in runs]
-            ready = all(run.exit_code is None for run in runs)
-            _set_condition(status, "PodReadyToStartContainers", "True")
-            for kind in ("Ready", "ContainersReady"):
-                if ready:
-                    _set_condition(status, kind, "True")
+            p["status"]["containerStatuses"] = [run.status() for run in runs]
+            podstatus.set_phase(p, "Running", _now(), pod_ip=_LOOPBACK)
 
         if any(run.process for run in runs):
             self._update(runtime, running)
@@ -462,7 +352,7 @@ class Kubelet:
     def _delete_later(self, runtime: PodRuntime, seconds: float) -> None:
         if runtime.deleted.wait(seconds) or self._stopped:
             return
-        with contextlib.suppress(ApiError):
+        with contextlib.suppress(StatusError):
             self._store.remove(PODS, runtime.namespace, runtime.name)
 
     def _pull(
@@ -483,7 +373,11 @@ class Kubelet:
             message = f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack image "{image}": not found'
             self._update(
                 runtime,
-                _set_entry(statuses_key, index, waiting_status(container, "ErrImagePull", message)),
+                _set_entry(
+                    statuses_key,
+                    index,
+                    podstatus.waiting_status(container, "ErrImagePull", message),
+                ),
             )
             self._event(pod, "Failed", message, type="Warning", field_path=field_path)
             self._event(pod, "Failed", "Error: ErrImagePull", type="Warning", field_path=field_path)
@@ -493,7 +387,9 @@ class Kubelet:
             self._update(
                 runtime,
                 _set_entry(
-                    statuses_key, index, waiting_status(container, "ImagePullBackOff", backoff)
+                    statuses_key,
+                    index,
+                    podstatus.waiting_status(container, "ImagePullBackOff", backoff),
                 ),
             )
             self._event(pod, "BackOff", backoff, field_path=field_path)
@@ -513,7 +409,7 @@ class Kubelet:
         return {
             "PATH": os.environ.get("PATH", _DEFAULT_PATH),
             "HOSTNAME": pod["metadata"]["name"],
-            "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+            "KUBERNETES_SERVICE_HOST": _LOOPBACK,
             "KUBERNETES_SERVICE_PORT": "443",
         }
 
@@ -527,8 +423,8 @@ class Kubelet:
             "metadata.namespace": pod["metadata"]["namespace"],
             "metadata.uid": pod["metadata"]["uid"],
             "spec.nodeName": NODE_NAME,
-            "status.podIP": "127.0.0.1",
-            "status.hostIP": "127.0.0.1",
+            "status.podIP": _LOOPBACK,
+            "status.hostIP": _LOOPBACK,
         }
         for item in container.get("env") or ():
             if "value" in item:
@@ -569,7 +465,7 @@ class Kubelet:
             workdir.mkdir(parents=True, exist_ok=True)
         argv = container_argv(container, env)
         self._event(pod, "Created", f"Created container: {name}", field_path=field_path)
-        run.started_at = rfc3339(now_ns())
+        run.started_at = _now()
         try:
             run.process = subprocess.Popen(
                 argv,
@@ -583,7 +479,7 @@ class Kubelet:
             )
         except OSError as exc:
             detail = f'exec: "{argv[0]}": {exc.strerror or exc}'
-            run.exit_code, run.reason, run.finished_at = 128, "StartError", rfc3339(now_ns())
+            run.exit_code, run.reason, run.finished_at = 128, "StartError", _now()
             run.message = f"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: {detail}: unknown"
             log.finish()
             self._event(
@@ -622,12 +518,12 @@ class Kubelet:
         finally:
             process.stdout.close()
             code = process.wait()
-            run.finished_at = rfc3339(now_ns())
+            run.finished_at = _now()
             run.exit_code = code if code >= 0 else 128 - code
             if run.oom_killed:
                 run.exit_code, run.reason = 137, "OOMKilled"
             else:
-                run.reason = "Completed" if run.exit_code == 0 else "Error"
+                run.reason = podstatus.exit_reason(run.exit_code)
             run.log.finish()
 
     def _wait(self, runtime: PodRuntime, run: ContainerRun) -> None:
@@ -646,15 +542,9 @@ class Kubelet:
         succeeded = not failed_init and all(run.exit_code == 0 for run in runs)
 
         def terminal(p: JsonObject) -> None:
-            status = p["status"]
-            status["phase"] = "Succeeded" if succeeded else "Failed"
             if not failed_init:
-                status["containerStatuses"] = [run.status() for run in runs]
-                status.setdefault("podIP", "127.0.0.1")
-                status.setdefault("podIPs", [{"ip": "127.0.0.1"}])
-            reason = "PodCompleted" if succeeded else "PodFailed"
-            _set_condition(status, "PodReadyToStartContainers", "False")
-            _set_condition(status, "Ready", "False", reason)
-            _set_condition(status, "ContainersReady", "False", reason)
+                p["status"]["containerStatuses"] = [run.status() for run in runs]
+            phase = "Succeeded" if succeeded else "Failed"
+            podstatus.set_phase(p, phase, _now(), pod_ip=None if failed_init else _LOOPBACK)
 
         self._update(runtime, terminal)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .kubetime import now_ns, rfc3339_nano_fixed
+from pegboard.adapters.kube_semantics.logs import timestamp_prefix
 
 PARTIAL_RECORD_LIMIT = 16 * 1024
 
@@ -30,7 +31,7 @@ class LogQuery:
 
 def with_timestamps(chunk: bytes, ts_ns: int) -> bytes:
     """Prefix every record of a chunk with `<RFC3339Nano> `, keeping a final partial record partial."""
-    prefix = rfc3339_nano_fixed(ts_ns).encode() + b" "
+    prefix = timestamp_prefix(ts_ns)
     body = chunk[:-1] if chunk.endswith(b"\n") else chunk
     tail = b"\n" if chunk.endswith(b"\n") else b""
     return prefix + body.replace(b"\n", b"\n" + prefix) + tail
@@ -39,7 +40,7 @@ def with_timestamps(chunk: bytes, ts_ns: int) -> bytes:
 class ContainerLog:
     """The log of one container; writers `feed` and `finish`, readers `read_from` and wait."""
 
-    def __init__(self, clock: Callable[[], int] = now_ns) -> None:
+    def __init__(self, clock: Callable[[], int] = time.time_ns) -> None:
         self._clock = clock
         self._cond = threading.Condition()
         self._chunks: list[bytes] = []

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ApiError
+from pegboard.adapters.kube_semantics.status import StatusError
+
 from .store import JsonObject, deep_copy
 
 
@@ -42,7 +43,7 @@ def _merge_named_lists(target: list[Any], patch: list[Any]) -> list[Any]:
 
 def _pointer(path: str) -> list[str]:
     if not path.startswith("/"):
-        raise ApiError(422, f"invalid JSON patch path {path!r}", reason="Invalid")
+        raise StatusError(422, f"invalid JSON patch path {path!r}", reason="Invalid")
     return [part.replace("~1", "/").replace("~0", "~") for part in path[1:].split("/")]
 
 
@@ -50,7 +51,7 @@ def json_patch(target: JsonObject, operations: list[Any]) -> JsonObject:
     doc = deep_copy(target)
     for op in operations:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise ApiError(400, "a JSON patch operation needs 'op' and 'path'")
+            raise StatusError(400, "a JSON patch operation needs 'op' and 'path'")
         *parents, last = _pointer(op["path"])
         node: Any = doc
         for part in parents:
@@ -75,11 +76,13 @@ def json_patch(target: JsonObject, operations: list[Any]) -> JsonObject:
             elif kind == "test":
                 current = node[int(last)] if isinstance(node, list) else node.get(last)
                 if current != op.get("value"):
-                    raise ApiError(422, f"JSON patch test failed at {op['path']}", reason="Invalid")
+                    raise StatusError(
+                        422, f"JSON patch test failed at {op['path']}", reason="Invalid"
+                    )
             else:
-                raise ApiError(400, f"unsupported JSON patch op {kind!r}")
+                raise StatusError(400, f"unsupported JSON patch op {kind!r}")
         except (KeyError, IndexError, ValueError) as exc:
-            raise ApiError(
+            raise StatusError(
                 422, f"JSON patch failed at {op['path']}: {exc}", reason="Invalid"
             ) from None
     return doc
@@ -88,13 +91,13 @@ def json_patch(target: JsonObject, operations: list[Any]) -> JsonObject:
 def apply_patch(current: JsonObject, body: Any, content_type: str) -> JsonObject:
     if content_type == "application/json-patch+json" or isinstance(body, list):
         if not isinstance(body, list):
-            raise ApiError(400, "a JSON patch body must be a list of operations")
+            raise StatusError(400, "a JSON patch body must be a list of operations")
         return json_patch(current, body)
     if content_type == "application/apply-patch+yaml":
-        raise ApiError(
+        raise StatusError(
             415, "server-side apply is not supported by the sandbox", reason="UnsupportedMediaType"
         )
     if not isinstance(body, dict):
-        raise ApiError(400, "a merge patch body must be a JSON object")
+        raise StatusError(400, "a merge patch body must be a JSON object")
     strategic = content_type == "application/strategic-merge-patch+json"
     return deep_copy(merge_patch(current, body, strategic=strategic))

@@ -18,17 +18,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .errors import ApiError, status_body
+from pegboard.adapters.kube_semantics.defaults import default_object
+from pegboard.adapters.kube_semantics.garbage import check_policy
+from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
+from pegboard.adapters.kube_semantics.selectors import selector_matcher
+from pegboard.adapters.kube_semantics.status import StatusError, success_body
+from pegboard.adapters.kube_semantics.validation import check_namespace, validate
+
 from .events import record_event
 from .faults import Faults
 from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
-from .kubetime import now_ns, parse_rfc3339
 from .logs import LogQuery, with_timestamps
 from .patching import apply_patch
-from .selectors import combined_predicate
 from .store import JOBS, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
-from .validation import default_object, validate
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +120,7 @@ def _int_param(params: dict[str, list[str]], key: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise ApiError(400, f"{key}: invalid value {value!r}: must be an integer") from None
+        raise StatusError(400, f"{key}: invalid value {value!r}: must be an integer") from None
 
 
 class StreamAborted(Exception):
@@ -179,7 +182,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         try:
             return json.loads(raw)
         except ValueError as exc:
-            raise ApiError(400, f"the request body is not valid JSON: {exc}") from None
+            raise StatusError(400, f"the request body is not valid JSON: {exc}") from None
 
     def _send_json(self, code: int, body: Any) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
@@ -235,17 +238,17 @@ class ApiHandler(BaseHTTPRequestHandler):
                 params = parse_qs(query, keep_blank_values=True)
                 rule = state.faults.take_reject(method, f"{path}?{query}" if query else path)
                 if rule is not None:
-                    raise ApiError(
+                    raise StatusError(
                         rule.status,
                         rule.message or f"injected fault: {method} {path} answered {rule.status}",
                         reason=rule.reason or None,
                     )
                 self._route(method, path, params)
-            except ApiError as exc:
+            except StatusError as exc:
                 if self._status is not None:  # a stream already started: nothing sane to add
                     self.close_connection = True
                     return
-                self._send_json(exc.code, exc.status())
+                self._send_json(exc.code, exc.body())
         except StreamAborted:
             pass
         except (BrokenPipeError, ConnectionResetError):
@@ -258,7 +261,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         header = self.headers.get("Authorization") or ""
         expected = f"Bearer {self.server.state.token}"
         if not hmac.compare_digest(header.encode(), expected.encode()):
-            raise ApiError(401, "Unauthorized", reason="Unauthorized")
+            raise StatusError(401, "Unauthorized", reason="Unauthorized")
 
     # -- control endpoints (for tests driving a sandbox in another process) ----------------------
 
@@ -272,11 +275,11 @@ class ApiHandler(BaseHTTPRequestHandler):
                 try:
                     state.faults.update_from_json(body)
                 except (ValueError, KeyError, TypeError) as exc:
-                    raise ApiError(400, f"bad fault knobs: {exc}") from None
+                    raise StatusError(400, f"bad fault knobs: {exc}") from None
             elif method == "DELETE":
                 state.faults.reset()
             else:
-                raise ApiError(405, f"{method} not allowed on {path}")
+                raise StatusError(405, f"{method} not allowed on {path}")
             self._send_json(200, state.faults.to_json())
         elif path == "/sandbox/requests" and method == "GET":
             self._send_json(200, [asdict(r) for r in list(state.requests)])
@@ -307,7 +310,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             )
             self._send_json(201, event)
         else:
-            raise ApiError(404, f"no sandbox control endpoint {method} {path}")
+            raise StatusError(404, f"no sandbox control endpoint {method} {path}")
 
     # -- the Kubernetes API ------------------------------------------------------------------------
 
@@ -320,7 +323,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         namespace, name, sub = match["ns"], match["name"], match["sub"]
         if match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
-                raise ApiError(405, f"{method} is not supported for watch")
+                raise StatusError(405, f"{method} is not supported for watch")
             self._watch(resource, namespace, name, params)
         elif method == "GET" and name is None:
             self._list(resource, namespace, params)
@@ -335,7 +338,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif method in ("PATCH", "PUT") and name and namespace and sub != "log":
             self._modify(method, resource, namespace, name, sub, params)
         else:
-            raise ApiError(
+            raise StatusError(
                 405,
                 f"the server does not allow this method on the requested resource: {method} {path}",
                 reason="MethodNotAllowed",
@@ -344,7 +347,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _discovery(self, method: str, path: str) -> None:
         port = self.server.state.port
         if method != "GET":
-            raise ApiError(404, "the server could not find the requested resource")
+            raise StatusError(404, "the server could not find the requested resource")
         if path == "/version":
             body: Any = {
                 "major": "1",
@@ -425,14 +428,14 @@ class ApiHandler(BaseHTTPRequestHandler):
                 }
             )
         else:
-            raise ApiError(404, "the server could not find the requested resource")
+            raise StatusError(404, "the server could not find the requested resource")
         self._send_json(200, body)
 
     def _list(
         self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
     ) -> None:
-        predicate = combined_predicate(
-            _param(params, "labelSelector"), _param(params, "fieldSelector")
+        predicate = selector_matcher(
+            resource, _param(params, "labelSelector"), _param(params, "fieldSelector")
         )
         items, rv = self.server.state.store.list(resource, namespace, predicate)
         self._send_json(
@@ -450,21 +453,16 @@ class ApiHandler(BaseHTTPRequestHandler):
         body = self._json_body()
         dry_run = _dry_run(params)
         if not isinstance(body, dict):
-            raise ApiError(400, "the request body must be a JSON object")
+            raise StatusError(400, "the request body must be a JSON object")
         if body.get("kind") not in (None, resource.kind) or body.get("apiVersion") not in (
             None,
             resource.api_version,
         ):
-            raise ApiError(
+            raise StatusError(
                 400,
                 f"the body's kind/apiVersion {body.get('kind')}/{body.get('apiVersion')} does not match {resource.kind}/{resource.api_version}",
             )
-        body_ns = (body.get("metadata") or {}).get("namespace")
-        if body_ns and body_ns != namespace:
-            raise ApiError(
-                400,
-                "the namespace of the provided object does not match the namespace sent on the request",
-            )
+        check_namespace(body, namespace)
         validate(resource, body)
         for _attempt in range(5):  # a generateName collision retries, as the apiserver does
             obj = state.store.prepare_new(resource, body, namespace)
@@ -475,10 +473,10 @@ class ApiHandler(BaseHTTPRequestHandler):
             try:
                 self._send_json(201, state.store.create(resource, obj))
                 return
-            except ApiError as exc:
+            except StatusError as exc:
                 if exc.code != 409 or (body.get("metadata") or {}).get("name"):
                     raise
-        raise ApiError(409, "could not generate a unique name", reason="AlreadyExists")
+        raise StatusError(409, "could not generate a unique name", reason="AlreadyExists")
 
     def _delete(
         self, resource: Resource, namespace: str, name: str, params: dict[str, list[str]]
@@ -491,6 +489,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         if policy is None and orphan is not None:
             policy = "Orphan" if str(orphan).lower() == "true" else "Background"
         policy = policy or default_policy(resource)
+        check_policy(policy)
         current = state.store.get(resource, namespace, name)
         if dry_run:
             self._send_json(200, current)
@@ -503,16 +502,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             details = {"name": name, "kind": resource.plural, "uid": gone["metadata"]["uid"]}
             if resource.group:
                 details["group"] = resource.group
-            self._send_json(
-                200,
-                {
-                    "kind": "Status",
-                    "apiVersion": "v1",
-                    "metadata": {},
-                    "status": "Success",
-                    "details": details,
-                },
-            )
+            self._send_json(200, success_body(details))
 
     def _modify(
         self,
@@ -532,10 +522,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         current = store.get(resource, namespace, name)
         if method == "PUT":
             if not isinstance(body, dict):
-                raise ApiError(400, "the request body must be a JSON object")
+                raise StatusError(400, "the request body must be a JSON object")
             wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
             if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
-                raise ApiError(
+                raise StatusError(
                     409,
                     f'Operation cannot be fulfilled on {resource.plural} "{name}": the object has been modified; please apply your changes to the latest version and try again',
                     reason="Conflict",
@@ -579,8 +569,8 @@ class ApiHandler(BaseHTTPRequestHandler):
     ) -> None:
         state = self.server.state
         store = state.store
-        predicate = combined_predicate(
-            _param(params, "labelSelector"), _param(params, "fieldSelector")
+        predicate = selector_matcher(
+            resource, _param(params, "labelSelector"), _param(params, "fieldSelector")
         )
         if name is not None:
             by_fields = predicate
@@ -603,8 +593,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         while not (state.stopping.is_set() or store.stopping):
             try:
                 changes = store.changes_after(rv)
-            except ApiError as exc:
-                self._chunk(_event_line("ERROR", exc.status()))
+            except StatusError as exc:
+                self._chunk(_event_line("ERROR", exc.body()))
                 break
             lines = []
             for change in changes:
@@ -639,46 +629,26 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _log(self, namespace: str, name: str, params: dict[str, list[str]]) -> None:
         state = self.server.state
         pod = state.store.get(PODS, namespace, name)
-        spec = pod["spec"]
-        app_names = [c["name"] for c in spec["containers"]]
-        init_names = [c["name"] for c in spec.get("initContainers") or ()]
-        container = _param(params, "container")
-        if not container:
-            if len(app_names) != 1:
-                raise ApiError(
-                    400,
-                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(app_names)}]"
-                    + (
-                        f" or one of the init containers: [{' '.join(init_names)}]"
-                        if init_names
-                        else ""
-                    ),
-                )
-            container = app_names[0]
-        if container not in app_names + init_names:
-            raise ApiError(400, f"container {container} is not valid for pod {name}")
+        container = log_container(pod, _param(params, "container"))
         if _flag(params, "previous"):
-            raise ApiError(
+            raise StatusError(
                 400, f'previous terminated container "{container}" in pod "{name}" not found'
             )
         since_seconds = _int_param(params, "sinceSeconds")
         since_time = _param(params, "sinceTime")
         if since_seconds is not None and since_time:
-            raise ApiError(
+            raise StatusError(
                 422, "at most one of sinceTime or sinceSeconds may be specified", reason="Invalid"
             )
         since_ns: int | None = None
         if since_time:
-            try:
-                since_ns = parse_rfc3339(since_time)
-            except ValueError as exc:
-                raise ApiError(400, f"sinceTime: {exc}") from None
+            since_ns = parse_since_time(since_time)
         elif since_seconds is not None:
             if since_seconds < 1:
-                raise ApiError(
+                raise StatusError(
                     422, "sinceSeconds: Invalid value: must be greater than 0", reason="Invalid"
                 )
-            since_ns = now_ns() - since_seconds * 1_000_000_000
+            since_ns = time.time_ns() - since_seconds * 1_000_000_000
         query = LogQuery(
             timestamps=_flag(params, "timestamps"),
             since_ns=since_ns,
@@ -687,22 +657,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         )
         log = state.kubelet.container_log(pod["metadata"]["uid"], container)
         if log is None:
-            reason = "ContainerCreating"
-            for status in (pod["status"].get("containerStatuses") or []) + (
-                pod["status"].get("initContainerStatuses") or []
-            ):
-                if status["name"] == container and (
-                    waiting := status.get("state", {}).get("waiting")
-                ):
-                    reason = waiting.get("reason") or reason
-            if reason in ("ErrImagePull", "ImagePullBackOff"):
-                raise ApiError(
-                    400,
-                    f'container "{container}" in pod "{name}" is waiting to start: trying and failing to pull image',
-                )
-            raise ApiError(
-                400, f'container "{container}" in pod "{name}" is waiting to start: {reason}'
-            )
+            raise not_started(pod, container)
         self._stream_log(log, query, follow=_flag(params, "follow"), pod=name)
 
     def _stream_log(self, log: Any, query: LogQuery, *, follow: bool, pod: str) -> None:
@@ -760,7 +715,7 @@ def _dry_run(params: dict[str, list[str]]) -> bool:
     values = params.get("dryRun") or []
     for value in values:
         if value != "All":
-            raise ApiError(400, f'dryRun: Unsupported value: "{value}": supported values: "All"')
+            raise StatusError(400, f'dryRun: Unsupported value: "{value}": supported values: "All"')
     return bool(values)
 
 
@@ -809,5 +764,4 @@ __all__ = [
     "Deletion",
     "RecordedRequest",
     "SandboxHTTPServer",
-    "status_body",
 ]

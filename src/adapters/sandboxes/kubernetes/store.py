@@ -10,38 +10,30 @@ import builtins
 import json
 import secrets
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ApiError, already_exists, not_found
-from .kubetime import now_ns, rfc3339
+from pegboard.adapters.kube_semantics.defaults import stamp_new_object
+from pegboard.adapters.kube_semantics.resources import EVENTS, JOBS, PODS, RESOURCES, Resource
+from pegboard.adapters.kube_semantics.status import StatusError, already_exists, not_found
 
 JsonObject = dict[str, Any]
 
-_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-@dataclass(frozen=True)
-class Resource:
-    """One REST resource the sandbox serves."""
-
-    plural: str
-    kind: str
-    api_version: str
-    group: str = ""
-
-    @property
-    def list_kind(self) -> str:
-        return f"{self.kind}List"
-
-
-PODS = Resource("pods", "Pod", "v1")
-EVENTS = Resource("events", "Event", "v1")
-JOBS = Resource("jobs", "Job", "batch/v1", "batch")
-RESOURCES = {resource.plural: resource for resource in (PODS, EVENTS, JOBS)}
+__all__ = [
+    "EVENTS",
+    "JOBS",
+    "PODS",
+    "RESOURCES",
+    "Change",
+    "JsonObject",
+    "Resource",
+    "Store",
+    "deep_copy",
+]
 
 
 @dataclass(frozen=True)
@@ -59,10 +51,6 @@ def deep_copy(obj: JsonObject) -> JsonObject:
     """A JSON round trip: faster than copy.deepcopy for plain JSON data."""
     copied: JsonObject = json.loads(json.dumps(obj))
     return copied
-
-
-def random_name_suffix() -> str:
-    return "".join(secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
 
 
 class Store:
@@ -103,7 +91,7 @@ class Store:
     def get(self, resource: Resource, namespace: str, name: str) -> JsonObject:
         found = self.find(resource, namespace, name)
         if found is None:
-            raise not_found(resource.plural, name, resource.group)
+            raise not_found(resource, name)
         return found
 
     def list(
@@ -156,15 +144,14 @@ class Store:
     def prepare_new(self, resource: Resource, obj: JsonObject, namespace: str) -> JsonObject:
         """Fill server-set metadata on a copy (name from generateName, uid, creationTimestamp)."""
         new = deep_copy(obj)
-        new["kind"] = resource.kind
-        new["apiVersion"] = resource.api_version
-        meta = new.setdefault("metadata", {})
-        meta["namespace"] = namespace
-        if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + random_name_suffix()
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = rfc3339(now_ns())
-        meta.setdefault("generation", 1)
+        stamp_new_object(
+            new,
+            resource,
+            namespace=namespace,
+            uid=str(uuid.uuid4()),
+            created_ns=time.time_ns(),
+            name_entropy=secrets.token_bytes(5),
+        )
         return new
 
     def create(self, resource: Resource, obj: JsonObject) -> JsonObject:
@@ -173,7 +160,7 @@ class Store:
         key = (resource.plural, meta["namespace"], meta["name"])
         with self.lock:
             if key in self._objects:
-                raise already_exists(resource.plural, meta["name"], resource.group)
+                raise already_exists(resource, meta["name"])
             self._rv += 1
             meta["resourceVersion"] = str(self._rv)
             self._objects[key] = obj
@@ -193,7 +180,7 @@ class Store:
         with self.lock:
             old = self._objects.get(key)
             if old is None:
-                raise not_found(resource.plural, name, resource.group)
+                raise not_found(resource, name)
             new = deep_copy(old)
             mutate(new)
             if new == old:
@@ -211,7 +198,7 @@ class Store:
         with self.lock:
             old = self._objects.pop(key, None)
             if old is None:
-                raise not_found(resource.plural, name, resource.group)
+                raise not_found(resource, name)
             self._rv += 1
             gone = deep_copy(old)
             gone["metadata"]["resourceVersion"] = str(self._rv)
@@ -225,7 +212,7 @@ class Store:
         """Changes newer than `resource_version`; 410 Expired when that part of history is gone."""
         with self.lock:
             if resource_version < self._compacted_rv:
-                raise ApiError(
+                raise StatusError(
                     410,
                     f"too old resource version: {resource_version} ({self._compacted_rv + 1})",
                     reason="Expired",

@@ -9,6 +9,7 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
 - `clean` of 200 orphans among 2,000 pods with 10 ms added per API request (target <= 0.3x).
 
     .venv/bin/python bench/squarepeg_run.py [--runs N] [--log-mib M] [--skip-baseline]
+        [--only run|logs|interrupt|clean]  (repeatable; default: all four)
 """
 
 from __future__ import annotations
@@ -154,6 +155,9 @@ def clean_wall(
     return wall
 
 
+PARTS = ("run", "logs", "interrupt", "clean")
+
+
 def ratio(ours: float, theirs: float | None) -> str:
     return "n/a" if not theirs else f"{ours / theirs:.2f}x"
 
@@ -163,7 +167,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--log-mib", type=int, default=256)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=PARTS,
+        help="measure only this part (repeatable); default: all",
+    )
     args = parser.parse_args()
+    parts = set(args.only or PARTS)
     ours = str(our_bin("squarepeg"))
     baseline = None if args.skip_baseline else baseline_squarepeg()
     theirs = str(baseline) if baseline else None
@@ -181,65 +192,69 @@ def main() -> int:
         }
         results: list[tuple[str, str, str, str, str]] = []
 
-        t_ours = trivial(sandbox, ours, env, args.runs)
-        t_theirs = trivial(sandbox, theirs, env, args.runs) if theirs else None
-        results.append(
-            (
-                "run alpine echo hi (wall)",
-                f"{t_ours['wall'] * 1000:.0f} ms",
-                f"{t_theirs['wall'] * 1000:.0f} ms" if t_theirs else "n/a",
-                ratio(t_ours["wall"], t_theirs["wall"] if t_theirs else None),
-                "<= 0.5x",
+        if "run" in parts:
+            t_ours = trivial(sandbox, ours, env, args.runs)
+            t_theirs = trivial(sandbox, theirs, env, args.runs) if theirs else None
+            results.append(
+                (
+                    "run alpine echo hi (wall)",
+                    f"{t_ours['wall'] * 1000:.0f} ms",
+                    f"{t_theirs['wall'] * 1000:.0f} ms" if t_theirs else "n/a",
+                    ratio(t_ours["wall"], t_theirs["wall"] if t_theirs else None),
+                    "<= 0.5x",
+                )
             )
-        )
-        results.append(
-            (
-                "  API requests / TCP connections",
-                f"{t_ours['requests']:.0f} / {t_ours['connections']:.0f}",
-                f"{t_theirs['requests']:.0f} / {t_theirs['connections']:.0f}"
-                if t_theirs
-                else "n/a",
-                "",
-                "<= 8 requests",
+            results.append(
+                (
+                    "  API requests / TCP connections",
+                    f"{t_ours['requests']:.0f} / {t_ours['connections']:.0f}",
+                    f"{t_theirs['requests']:.0f} / {t_theirs['connections']:.0f}"
+                    if t_theirs
+                    else "n/a",
+                    "",
+                    "<= 8 requests",
+                )
             )
-        )
 
-        l_ours = log_throughput(ours, env, args.log_mib)
-        l_theirs = log_throughput(theirs, env, args.log_mib) if theirs else None
-        results.append(
-            (
-                f"{args.log_mib} MiB log -> /dev/null",
-                f"{l_ours:.1f} MiB/s",
-                f"{l_theirs:.1f} MiB/s" if l_theirs else "n/a",
-                f"{l_ours / l_theirs:.1f}x faster" if l_theirs else "n/a",
-                ">= 5x",
+        if "logs" in parts:
+            l_ours = log_throughput(ours, env, args.log_mib)
+            l_theirs = log_throughput(theirs, env, args.log_mib) if theirs else None
+            results.append(
+                (
+                    f"{args.log_mib} MiB log -> /dev/null",
+                    f"{l_ours:.1f} MiB/s",
+                    f"{l_theirs:.1f} MiB/s" if l_theirs else "n/a",
+                    f"{l_ours / l_theirs:.1f}x faster" if l_theirs else "n/a",
+                    ">= 5x",
+                )
             )
-        )
 
-        c_ours = ctrl_c_latency(ours, env)
-        c_theirs = ctrl_c_latency(theirs, env) if theirs else None
-        results.append(
-            (
-                "Ctrl-C -> exit, silent container",
-                f"{c_ours * 1000:.0f} ms",
-                f"{c_theirs * 1000:.0f} ms" if c_theirs else "n/a",
-                ratio(c_ours, c_theirs),
-                "<= 1 s",
+        if "interrupt" in parts:
+            c_ours = ctrl_c_latency(ours, env)
+            c_theirs = ctrl_c_latency(theirs, env) if theirs else None
+            results.append(
+                (
+                    "Ctrl-C -> exit, silent container",
+                    f"{c_ours * 1000:.0f} ms",
+                    f"{c_theirs * 1000:.0f} ms" if c_theirs else "n/a",
+                    ratio(c_ours, c_theirs),
+                    "<= 1 s",
+                )
             )
-        )
 
-        others = 1800
-        k_ours = clean_wall(sandbox, ours, env, user, others)
-        k_theirs = clean_wall(sandbox, theirs, env, user, others) if theirs else None
-        results.append(
-            (
-                "clean 200 of 2,000 pods, +10 ms/req",
-                f"{k_ours * 1000:.0f} ms",
-                f"{k_theirs * 1000:.0f} ms" if k_theirs else "n/a",
-                ratio(k_ours, k_theirs),
-                "<= 0.3x",
+        if "clean" in parts:
+            others = 1800
+            k_ours = clean_wall(sandbox, ours, env, user, others)
+            k_theirs = clean_wall(sandbox, theirs, env, user, others) if theirs else None
+            results.append(
+                (
+                    "clean 200 of 2,000 pods, +10 ms/req",
+                    f"{k_ours * 1000:.0f} ms",
+                    f"{k_theirs * 1000:.0f} ms" if k_theirs else "n/a",
+                    ratio(k_ours, k_theirs),
+                    "<= 0.3x",
+                )
             )
-        )
 
     print(f"{'measure':<38}{'ours':>14}{'0.4.1':>14}{'ratio':>14}  target")
     for name, a, b, r, target in results:

@@ -14,10 +14,8 @@ Adapters are imported inside the factory functions, so `--help` never pays for t
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,46 +24,19 @@ from dependency_injector import containers, providers
 from pegboard import __version__
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob.records import DeployMetadata
-from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
 
 from .run_job import Backend, RunDeps
-
-RUNPOD_NOT_AVAILABLE = (
-    "pod.provider runpod is not available in this release yet: the RunPod adapter (the "
-    "`pegboard[runpod]` extra) ships in the next release; use `pod.provider: local` to run "
-    "the same config on this machine"
+from .wiring import (
+    RUNPOD_NOT_AVAILABLE,
+    capture_deploy_metadata,
+    home_dir,
+    random_hex,
+    read_yaml_document,
+    runpod_cloud,
+    system_clock,
+    utc_now,
 )
-
-
-def _system_clock() -> Clock:
-    from pegboard.adapters.system_clock import SystemClock
-
-    return SystemClock()
-
-
-def _utc_now(clock: Clock) -> datetime:
-    return datetime.fromtimestamp(clock.now(), UTC)
-
-
-def _home(environ: Mapping[str, str]) -> str:
-    return environ.get("HOME") or str(Path.home())
-
-
-def _random_hex() -> str:
-    return secrets.token_hex(3)
-
-
-def _read_yaml_document(path: Path) -> Any:
-    from pegboard.adapters.yaml_documents import read_yaml_document
-
-    return read_yaml_document(path)
-
-
-def _capture_deploy_metadata(project_root: Path) -> dict[str, Any]:
-    from pegboard.adapters.git_metadata import capture_deploy_metadata
-
-    return dict(capture_deploy_metadata(Path(project_root)))
 
 
 def _pods_root(environ: Mapping[str, str]) -> Path:
@@ -91,10 +62,6 @@ def _local_backend(cloud: Any) -> Backend:
         return LocalFileSync(cloud.paths(status.pod_id))
 
     return Backend(cloud=cloud, open_shell=open_shell, open_sync=open_sync)
-
-
-def _runpod_cloud() -> GpuCloud:
-    raise UsageError(RUNPOD_NOT_AVAILABLE)
 
 
 def _backend_selector(local_cloud: providers.Provider[Any]) -> Callable[[str], Backend]:
@@ -144,17 +111,17 @@ def _read_local_file(path: str) -> bytes:
 
 class RunpodDeployContainer(containers.DeclarativeContainer):
     environ = providers.Object(os.environ)
-    home = providers.Callable(_home, environ)
-    clock = providers.Singleton(_system_clock)
-    utc_now = providers.Callable(_utc_now, clock)
-    random_hex = providers.Callable(_random_hex)
-    random_hex_fn = providers.Object(_random_hex)
-    read_document = providers.Object(_read_yaml_document)
-    capture_deploy_metadata = providers.Object(_capture_deploy_metadata)
+    home = providers.Callable(home_dir, environ)
+    clock = providers.Singleton(system_clock)
+    utc_now = providers.Callable(utc_now, clock)
+    random_hex = providers.Callable(random_hex)
+    random_hex_fn = providers.Object(random_hex)
+    read_document = providers.Object(read_yaml_document)
+    capture_deploy_metadata = providers.Object(capture_deploy_metadata)
     pods_root = providers.Callable(_pods_root, environ)
     local_cloud = providers.Singleton(_local_cloud, pods_root)
     backend_for = providers.Callable(_backend_selector, local_cloud.provider)
-    gpu_cloud = providers.Callable(_runpod_cloud)
+    gpu_cloud = providers.Callable(runpod_cloud)
     job_output = providers.Object(_write_stdout_bytes)
     result_line = providers.Object(_write_stdout_line)
     tool_output = providers.Object(_write_stderr_bytes)
@@ -183,4 +150,9 @@ def current_container() -> RunpodDeployContainer:
     global _CONTAINER
     if _CONTAINER is None:
         _CONTAINER = RunpodDeployContainer()
+    return _CONTAINER
+
+
+def existing_container() -> RunpodDeployContainer | None:
+    """The process-wide container if one was made already, without making one."""
     return _CONTAINER

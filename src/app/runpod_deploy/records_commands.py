@@ -84,9 +84,9 @@ def _existing_dir(path: Path, flag: str) -> Path:
 
 
 def _now() -> Any:
-    from pegboard.app.runpod_deploy.container import current_container
+    from pegboard.app.runpod_deploy.wiring import client_side
 
-    return current_container().utc_now()
+    return client_side().utc_now()
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -236,9 +236,9 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
 @verbosity_options
 def capture_env(project_root: Path) -> int:
     """Print the project's git sha, dirty flag, branch and lockfile hash as JSON."""
-    from pegboard.app.runpod_deploy.container import current_container
+    from pegboard.app.runpod_deploy.wiring import client_side
 
     root = _existing_dir(project_root.resolve(), "--project-root")
-    metadata = current_container().capture_deploy_metadata()(root)
+    metadata = client_side().capture_deploy_metadata()(root)
     click.echo(json.dumps(metadata, indent=2))
     return 0

@@ -87,9 +87,10 @@ def validate(
     check_all: bool,
 ) -> int:
     """Check a config without creating anything: parse, render, budget, and opt-in checks."""
-    from pegboard.app.runpod_deploy.container import current_container
+    # Reads local files only: plain seams, no dependency-injector import (see wiring.py).
+    from pegboard.app.runpod_deploy.wiring import client_side
 
-    container = current_container()
+    container = client_side()
     cli_vars = merge_cli_vars(
         var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
     )

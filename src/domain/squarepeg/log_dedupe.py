@@ -4,12 +4,25 @@ The log API with `timestamps=true` prefixes every record with `<RFC3339Nano> `. 
 those prefixes and passes everything else through unchanged (partial lines, `\\r`, ANSI codes);
 chunks may split the stream anywhere, even inside a prefix.
 
+Records and lines: a record normally ends at its `\\n`. A container runtime splits a longer line
+into records of at most `partial_record_bytes` content bytes (containerd and docker: 16 KiB), each
+with its own timestamp, and the kubelet's text output marks nothing (containerd's `P` tag stays in
+its own log file): `<t1> <16 KiB of the line><t2> <the rest>\\n`. So a timed record that reaches
+that size without a newline ends there and the next bytes start a new record, whose prefix is
+stripped like any other; the output is the line exactly as the container wrote it. (A runtime with
+another limit leaves its extra prefixes in the output: the boundary cannot be told from content.)
+
 Exact dedupe: the decoder remembers the last timestamp T it wrote content for, how many records
 at T it wrote in full and how many content bytes of an unfinished one. A reconnect asks for
 `sinceTime=T` (a server may round that down to the second), so the replay holds records before T
 (all written: skipped), records at T (exactly as many skipped as were written, then the written
 prefix of the unfinished one) and then new records. Identical records with identical timestamps
 are all kept, and times are compared as integers, never as strings.
+
+Speed: outside a replay, the complete records of a chunk are decoded window by window with one C
+pass each (a regex substitution over ~64 KiB), and only the last run of one timestamp is counted;
+anything unusual in a window (an untimed record, a line long enough to be split) sends that window
+through the careful record-by-record path, which is the reference the fast path is tested against.
 """
 
 from __future__ import annotations
@@ -24,8 +37,10 @@ from pegboard.domain.squarepeg.timestamps import parse_rfc3339_nanos
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
 _PREFIX = re.compile(_TIME + rb" ")
 _PREFIX_AFTER_NEWLINE = re.compile(rb"\n" + _TIME + rb" ")
-MIN_RUN_BYTES = 2048  # shorter same-time runs are stripped by one regex pass instead
 MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
+PARTIAL_RECORD_BYTES = 16 * 1024  # containerd's and docker's default max_container_log_line_size
+WINDOW_BYTES = 64 * 1024  # fast-path unit: big enough for one C pass, small enough for the cache
+LITERAL_MIN_BYTES = 16 * 1024  # shorter runs of one time are not worth compiling their prefix
 
 
 @attrs.frozen
@@ -51,15 +66,24 @@ class _Replay:
 
 
 class TimestampedLogDecoder:
-    """Raw log chunks in, container output out; `resume()` before reading a reconnected stream."""
+    """Raw log chunks in, container output out; `resume()` before reading a reconnected stream.
 
-    def __init__(self) -> None:
+    `fast=False` decodes record by record only (the reference for tests of the fast path).
+    """
+
+    def __init__(
+        self, *, fast: bool = True, partial_record_bytes: int = PARTIAL_RECORD_BYTES
+    ) -> None:
+        self._fast = fast
+        self._limit = partial_record_bytes
         # Parse state.
         self._mode = _Mode.RECORD_START
         self._pending = b""  # the start of a prefix cut by a chunk boundary
         self._skip = 0  # content bytes of the current record already written (replay)
         self._timed = True  # the current record carries a timestamp
+        self._room = 0  # content bytes the current timed record may still hold
         self._replay: _Replay | None = None
+        self._literal: tuple[bytes, re.Pattern[bytes]] | None = None  # the last run's prefix
         # What has been written.
         self._last_ts: bytes | None = None
         self._last_nanos: int | None = None
@@ -95,38 +119,49 @@ class TimestampedLogDecoder:
         self._pending = b""
         out: list[bytes] = []
         pos, end = 0, len(data)
+        careful_until = 0 if self._fast else end
         while pos < end:
-            if self._mode is _Mode.CONTENT:
+            if self._mode is not _Mode.RECORD_START:
                 pos = self._content(data, pos, out)
-            elif self._mode is _Mode.SKIP_RECORD:
-                newline = data.find(b"\n", pos)
-                if newline < 0:
-                    break
-                pos = newline + 1
-                self._mode = _Mode.RECORD_START
-            elif self._replay is None:
-                pos = self._bulk(data, pos, out)
-            else:
+            elif self._replay is not None:
                 pos = self._replayed_record(data, pos)
+            elif pos < careful_until:
+                pos = self._open_record(data, pos)
+            else:
+                pos, careful_until = self._bulk(data, pos, out)
         return b"".join(out)
 
-    # -- internals --------------------------------------------------------------------------
+    # -- the careful path: one record at a time ---------------------------------------------
 
     def _content(self, data: bytes, pos: int, out: list[bytes]) -> int:
-        newline = data.find(b"\n", pos)
-        stop = len(data) if newline < 0 else newline + 1
-        start = pos
-        if self._skip:
-            start = min(stop, pos + self._skip)
-            self._skip -= start - pos
-        if stop > start:
-            out.append(data[start:stop])
-            if self._timed:
-                self._open_bytes += stop - start
-        if newline >= 0:
-            self._mode = _Mode.RECORD_START
-            if self._timed:
+        """The current record's bytes from `pos`: to its newline, its size limit or the chunk end."""
+        end = len(data)
+        if self._timed:
+            full_at = pos + self._room  # where the record reaches the runtime's size limit
+            newline = data.find(b"\n", pos, min(end, full_at + 1))
+            if newline >= 0:
+                stop, done = newline + 1, True
+            elif end > full_at:  # full, and no newline follows: the next record starts here
+                stop, done = full_at, True
+            else:
+                stop, done = end, False
+            self._room -= stop - pos
+        else:
+            newline = data.find(b"\n", pos)
+            stop, done = (newline + 1, True) if newline >= 0 else (end, False)
+        if self._mode is _Mode.CONTENT:
+            start = pos
+            if self._skip:
+                start = min(stop, pos + self._skip)
+                self._skip -= start - pos
+            if stop > start:
+                out.append(data[start:stop])
+                if self._timed:
+                    self._open_bytes += stop - start
+            if done and self._timed:
                 self._open = False
+        if done:
+            self._mode = _Mode.RECORD_START
         return stop
 
     def _prefix(self, data: bytes, pos: int) -> tuple[bytes | None, int]:
@@ -139,14 +174,16 @@ class TimestampedLogDecoder:
             return None, -1
         return None, pos  # an untimed record (a server message): passed through as-is
 
+    def _enter(self, mode: _Mode, *, timed: bool) -> None:
+        self._mode, self._timed, self._room = mode, timed, self._limit
+
     def _open_record(self, data: bytes, pos: int) -> int:
         """At a record start (no replay): note its time and switch to its content."""
         ts, content_at = self._prefix(data, pos)
         if content_at < 0:
             self._pending = data[pos:]
             return len(data)
-        self._mode = _Mode.CONTENT
-        self._timed = ts is not None
+        self._enter(_Mode.CONTENT, timed=ts is not None)
         if ts is not None:
             self._note_records(ts, 1)
             self._open = True
@@ -161,68 +198,6 @@ class TimestampedLogDecoder:
             self._last_ts, self._last_nanos = ts, nanos
         self._records_at_last += count
 
-    def _bulk(self, data: bytes, pos: int, out: list[bytes]) -> int:
-        """Complete records at C speed; the unfinished tail record the slow way."""
-        last_newline = data.rfind(b"\n", pos)
-        if last_newline < pos:
-            return self._open_record(data, pos)
-        region = data[pos : last_newline + 1]
-        last_start = region.rfind(b"\n", 0, len(region) - 1) + 1
-        if _PREFIX.match(region, last_start) is None:
-            return self._open_record(data, pos)  # an untimed record: take them one by one
-        start = 0
-        while start < len(region):
-            first = _PREFIX.match(region, start)
-            if first is None:
-                break
-            end = self._same_time_run(region, start, region[start : first.end()])
-            if end - start < MIN_RUN_BYTES and end < len(region):
-                break  # short runs (a timestamp per line): one regex pass does the rest
-            ts = region[start : first.end() - 1]
-            marker = b"\n" + ts + b" "
-            body = region[first.end() : end].replace(marker, b"\n")
-            records = region.count(b"\n", start, end)
-            if len(body) != end - first.end() - (records - 1) * len(ts + b" "):
-                break  # not one timestamp after all (out of order): the regex is exact
-            self._note_records(ts, records)
-            out.append(body)
-            start = end
-        if start < len(region):
-            rest = region[start:]
-            last_start = rest.rfind(b"\n", 0, len(rest) - 1) + 1
-            last = _PREFIX.match(rest, last_start)
-            assert last is not None
-            ts = rest[last_start : last.end() - 1]
-            same = rest.count(b"\n" + ts + b" ") + (1 if rest.startswith(ts + b" ") else 0)
-            self._note_records(ts, same)
-            first = _PREFIX.match(rest)
-            body = rest[first.end() :] if first is not None else rest
-            out.append(_PREFIX_AFTER_NEWLINE.sub(b"\n", body))
-        self._open = False
-        return last_newline + 1
-
-    @staticmethod
-    def _same_time_run(region: bytes, start: int, prefix: bytes) -> int:
-        """End of the run of records from `start` that begin with `prefix` (times are sorted,
-        so records with one time are adjacent): gallop, then search back in the last gap."""
-        marker = b"\n" + prefix
-        size = len(region)
-        known = start  # a record start inside the run
-        step = 4096
-        limit = size
-        while True:
-            probe = region.find(b"\n", known + step, size - 1)
-            if probe < 0:
-                break
-            if not region.startswith(marker, probe):
-                limit = probe + 1
-                break
-            known = probe + 1
-            step *= 2
-        last_marker = region.rfind(marker, known - 1 if known > start else start, limit)
-        last_start = last_marker + 1 if last_marker >= 0 else start
-        return region.index(b"\n", last_start) + 1
-
     def _replayed_record(self, data: bytes, pos: int) -> int:
         replay = self._replay
         assert replay is not None
@@ -232,23 +207,138 @@ class TimestampedLogDecoder:
             return len(data)
         nanos = _nanos(ts) if ts is not None else None
         if nanos is None:
-            self._mode, self._timed = _Mode.CONTENT, False  # cannot be placed: pass it on
+            self._enter(_Mode.CONTENT, timed=False)  # cannot be placed: pass it on
             return content_at
         point = replay.point
         if nanos < point.since_nanos:
-            self._mode = _Mode.SKIP_RECORD
+            self._enter(_Mode.SKIP_RECORD, timed=True)
             return content_at
         if nanos == point.since_nanos and replay.complete_seen < point.complete_records:
             replay.complete_seen += 1
-            self._mode = _Mode.SKIP_RECORD
+            self._enter(_Mode.SKIP_RECORD, timed=True)
             return content_at
         self._replay = None
         if nanos == point.since_nanos and point.partial_bytes is not None:
             # The record the break cut short: continue it after the part already written.
-            self._mode, self._timed = _Mode.CONTENT, True
+            self._enter(_Mode.CONTENT, timed=True)
             self._skip = point.partial_bytes
             return content_at
         return self._open_record(data, pos)
+
+    # -- the fast path: whole windows of complete records -----------------------------------
+
+    def _bulk(self, data: bytes, pos: int, out: list[bytes]) -> tuple[int, int]:
+        """Decode complete records from `pos` window by window; (where it stopped, the end of
+        the span to take the careful way)."""
+        end = data.rfind(b"\n", pos) + 1
+        if end <= pos:
+            return pos, len(data)  # no complete record: a prefix, a partial line, a long record
+        while pos < end:
+            stop = data.find(b"\n", pos + WINDOW_BYTES, end) + 1 or end
+            done = self._window(data, pos, stop, out)
+            if done == pos:
+                return pos, stop
+            pos = done
+        return pos, pos
+
+    def _window(self, data: bytes, start: int, stop: int, out: list[bytes]) -> int:
+        """Decode the complete records in [start, stop) if they are plain; where it got to."""
+        first = _PREFIX.match(data, start)
+        if first is None or self._has_long_line(data, start, stop):
+            return start
+        prefix = data[start : first.end()]
+        last = data.rfind(b"\n", start, stop - 1) + 1 or start
+        if data.startswith(prefix, last):
+            if stop - start >= LITERAL_MIN_BYTES or self._is_literal(prefix):
+                return self._one_time(data, start, first.end(), stop, prefix, out)
+        else:
+            run_end = _same_time_run(data, start, stop, prefix)
+            if run_end - start >= LITERAL_MIN_BYTES:
+                return self._one_time(data, start, first.end(), run_end, prefix, out)
+        return self._mixed_times(data, start, first.end(), stop, out)
+
+    def _one_time(
+        self, data: bytes, start: int, content: int, stop: int, prefix: bytes, out: list[bytes]
+    ) -> int:
+        """Records that should all carry `prefix`: strip it after every newline, if they do."""
+        body, stripped = self._literal_pattern(prefix).subn(b"\n", data[content:stop])
+        records = data.count(b"\n", start, stop)
+        if stripped != records - 1:
+            return start  # not one timestamp after all (out of order): take the careful way
+        out.append(body)
+        self._note_records(prefix[:-1], records)
+        self._open = False
+        return stop
+
+    def _mixed_times(
+        self, data: bytes, start: int, content: int, stop: int, out: list[bytes]
+    ) -> int:
+        """Records with several timestamps: one regex pass, then count the last time's run."""
+        body, stripped = _PREFIX_AFTER_NEWLINE.subn(b"\n", data[content:stop])
+        if stripped != data.count(b"\n", start, stop) - 1:
+            return start  # some record has no timestamp
+        last = data.rfind(b"\n", start, stop - 1) + 1 or start
+        match = _PREFIX.match(data, last)
+        assert match is not None  # it was just stripped
+        run = _run_start(data, start, last, data[last : match.end()])
+        if run > start:  # an earlier time is in this window: the last time's run starts here
+            self._last_ts = self._last_nanos = None
+        self._note_records(data[last : match.end() - 1], data.count(b"\n", run, stop))
+        out.append(body)
+        self._open = False
+        return stop
+
+    def _has_long_line(self, data: bytes, start: int, stop: int) -> bool:
+        """Whether a line in [start, stop) is long enough to hold a record the runtime split."""
+        pos = start
+        while stop - pos > self._limit:
+            newline = data.rfind(b"\n", pos, pos + self._limit + 1)
+            if newline < 0:
+                return True
+            pos = newline + 1
+        return False
+
+    def _is_literal(self, prefix: bytes) -> bool:
+        return self._literal is not None and self._literal[0] == prefix
+
+    def _literal_pattern(self, prefix: bytes) -> re.Pattern[bytes]:
+        if self._literal is None or self._literal[0] != prefix:
+            self._literal = (prefix, re.compile(re.escape(b"\n" + prefix)))
+        return self._literal[1]
+
+
+def _same_time_run(data: bytes, start: int, stop: int, prefix: bytes) -> int:
+    """End of the run of records from `start` that begin with `prefix` (times are sorted, so
+    records with one time are adjacent): gallop, then search back in the last gap."""
+    marker = b"\n" + prefix
+    known = start  # a record start inside the run
+    step = 4096
+    limit = stop
+    while True:
+        probe = data.find(b"\n", known + step, stop - 1)
+        if probe < 0:
+            break
+        if not data.startswith(marker, probe):
+            limit = probe + 1
+            break
+        known = probe + 1
+        step *= 2
+    last_marker = data.rfind(marker, known - 1 if known > start else start, limit)
+    last_start = last_marker + 1 if last_marker >= 0 else start
+    return data.index(b"\n", last_start) + 1
+
+
+def _run_start(data: bytes, lowest: int, last: int, prefix: bytes) -> int:
+    """Start of the run of records that begin with `prefix` and end with the record at `last`
+    (no earlier than `lowest`): gallop back, then search forward in the last gap."""
+    known, step = last, 256  # a record start inside the run
+    while known > lowest:
+        newline = data.rfind(b"\n", lowest, max(lowest, known - step))
+        probe = newline + 1 if newline >= 0 else lowest
+        if not data.startswith(prefix, probe):
+            return data.find(b"\n" + prefix, probe, known + len(prefix)) + 1
+        known, step = probe, step * 2
+    return known
 
 
 def _nanos(ts: bytes) -> int | None:

@@ -1,0 +1,47 @@
+"""Read-only runpod-deploy commands import neither the heavy SDKs nor dependency-injector."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+PROBE = """
+import atexit, json, sys
+target = sys.argv[1]
+atexit.register(lambda: json.dump(sorted(sys.modules), open(target, "w")))
+sys.argv = ["runpod-deploy", *sys.argv[2:]]
+from pegboard.app.runpod_deploy.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("validate", "--config", str(REPO / "examples" / "runpod" / "hello.yaml")),
+        ("ls-runs", "--project-root", "."),
+    ],
+    ids=["help", "validate", "ls-runs"],
+)
+def test_read_only_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    dump = tmp_path / "modules.json"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dump), *argv],
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    modules = set(json.loads(dump.read_text()))
+    heavy = sorted(m for m in modules if m.split(".")[0] in {"runpod", "paramiko", "kubernetes"})
+    assert heavy == []
+    assert "dependency_injector" not in modules and "pydantic" not in modules

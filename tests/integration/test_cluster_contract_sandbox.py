@@ -235,6 +235,34 @@ def test_calls_share_one_connection(sandbox: KubernetesSandbox, tmp_path: Path) 
     adapter.close()
 
 
+def test_parallel_deletes_keep_their_connections(
+    sandbox: KubernetesSandbox, cluster: KubernetesCluster
+) -> None:
+    """The orphan sweep's 16 deletes at once fit the pool: a second round opens no connection."""
+    cluster.target()
+    sandbox.faults.latency_ms = 50  # keeps every delete of a round in flight at once
+
+    def round_of_deletes() -> None:
+        start = threading.Barrier(16)
+
+        def delete(i: int) -> None:
+            start.wait()
+            cluster.delete(ResourceKind.POD, f"absent-{i}", namespace="default")
+
+        threads = [threading.Thread(target=delete, args=(i,)) for i in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    before = sandbox.connection_count()
+    round_of_deletes()
+    first = sandbox.connection_count() - before
+    round_of_deletes()
+    assert sandbox.connection_count() - before == first
+    assert first > 1
+
+
 def test_close_wakes_a_reader_blocked_on_a_silent_container(
     sandbox: KubernetesSandbox, cluster: KubernetesCluster
 ) -> None:

@@ -165,7 +165,7 @@ class LogPump:
                     continue
                 self.bytes_received += len(chunk)
                 self._budget.bytes_flowed()
-                self._write(self._decoder.feed(chunk))
+                self._write_parts(self._decoder.feed_parts(chunk))
         except LogStreamDropped as exc:
             return f"the log stream dropped ({exc})"
         except (PortError, OSError) as exc:
@@ -182,6 +182,11 @@ class LogPump:
     def _write(self, data: bytes) -> None:
         if data:
             self._sink.write(data)
+            self._sink.flush()
+
+    def _write_parts(self, parts: list[bytes]) -> None:
+        if parts:
+            self._sink.writelines(parts)  # big pieces go straight through, small ones coalesce
             self._sink.flush()
 
     def _back_off(self, reason: str) -> bool:

@@ -1,7 +1,8 @@
 """The orphan sweep use case: find my left-behind Pods and Jobs, delete them a few at a time.
 
 Used best-effort after every run (errors warn, never change the exit code) and on demand by
-`squarepeg clean`. Deletes run on a few daemon threads, so a second Ctrl-C never waits for them.
+`squarepeg clean`. Deletes run on up to DELETE_WORKERS daemon threads, so a second Ctrl-C never
+waits for them. The lists are filtered by label selector on the server, read once.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
 from pegboard.domain.squarepeg.orphans import SweepDecision, plan_sweep, sweep_selector
 
-DELETE_WORKERS = 8
+# Deletes in flight at once. Each DELETE is one round trip of mostly network and apiserver
+# latency, so a few parallel ones hide it (200 orphans at 10 ms each: ~0.2 s instead of 2 s); past
+# ~16 the gain flattens on a busy apiserver, and API Priority and Fairness would queue more
+# anyway. KubernetesCluster's pool (POOL_MAXSIZE) keeps this many connections open.
+DELETE_WORKERS = 16
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import queue
 import re
 import secrets
 import shutil
@@ -126,7 +127,12 @@ class PodRuntime:
         """SIGTERM every process group, SIGKILL after the grace period (in the background)."""
         self.deleted.set()
         with self.lock:
-            processes = [run.process for run in self.runs.values() if run.process]
+            # An exited (reaped) container needs no signal, nor a thread to wait for it.
+            processes = [
+                run.process
+                for run in self.runs.values()
+                if run.process and run.process.returncode is None
+            ]
             logs = list(self.logs.values())
         for process in processes:
             _signal_group(process, signal.SIGTERM)
@@ -172,6 +178,10 @@ class Kubelet:
         self._pods: dict[str, PodRuntime] = {}
         self._lock = threading.Lock()
         self._stopped = False
+        # Scratch directories of deleted pods, removed by one background thread (started on first
+        # use): like the real kubelet, cleanup is not the DELETE request's work.
+        self._to_remove: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._remover: threading.Thread | None = None
         store.subscribe(self._on_change)
 
     # -- public ----------------------------------------------------------------------------------
@@ -185,6 +195,7 @@ class Kubelet:
         with self._lock:
             self._stopped = True
             runtimes = list(self._pods.values())
+        self._to_remove.put(None)
         for runtime in runtimes:
             runtime.kill(0.0)
 
@@ -214,7 +225,20 @@ class Kubelet:
             if runtime_or_none is not None:
                 grace = change.object["spec"].get("terminationGracePeriodSeconds", 30)
                 runtime_or_none.kill(min(float(grace), self._kill_grace))
-                shutil.rmtree(runtime_or_none.scratch, ignore_errors=True)
+                self._remove_later(runtime_or_none.scratch)
+
+    def _remove_later(self, scratch: Path) -> None:
+        with self._lock:
+            if self._remover is None:
+                self._remover = threading.Thread(
+                    target=self._remove_scratch, daemon=True, name="kubelet-cleanup"
+                )
+                self._remover.start()
+        self._to_remove.put(scratch)
+
+    def _remove_scratch(self) -> None:
+        while (scratch := self._to_remove.get()) is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     # -- the pod lifecycle ---------------------------------------------------------------------------
 

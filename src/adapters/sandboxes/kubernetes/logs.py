@@ -1,9 +1,11 @@
 """Container logs kept the way the kubelet keeps them: timestamped records of raw bytes.
 
-Like containerd, output is cut into records at newlines; a record without a trailing newline is
-written only when 16 KiB are pending or the container exits, so a final partial line stays partial.
-Records are stored per read chunk (all records of one chunk share the receive timestamp), so a
-256 MiB log is a few thousand chunks and serving it is a handful of big writes.
+Like containerd, output is cut into records at newlines, and a line longer than 16 KiB into
+records of 16 KiB (partial records) and its rest; a record without a trailing newline is written
+only when more than 16 KiB are pending or the container exits, so a final partial line stays
+partial. Records are stored per read chunk (all records of one chunk share the receive timestamp:
+they arrived at one instant), a partial record always ending its chunk, so a 256 MiB log is a few
+thousand chunks, stamped once each, and serving it is a handful of big writes.
 """
 
 from __future__ import annotations
@@ -29,12 +31,39 @@ class LogQuery:
     limit_bytes: int | None = None
 
 
+def timestamped_parts(chunk: bytes, ts_ns: int) -> list[bytes | memoryview]:
+    """A chunk with every record prefixed by `<RFC3339Nano> `, as buffers to write in order.
+
+    One copy (a C-level replace); a final partial record stays partial.
+    """
+    prefix = timestamp_prefix(ts_ns)
+    stamped = chunk.replace(b"\n", b"\n" + prefix)
+    if chunk.endswith(b"\n"):  # no record starts after the last newline
+        return [prefix, memoryview(stamped)[: len(stamped) - len(prefix)]]
+    return [prefix, stamped]
+
+
 def with_timestamps(chunk: bytes, ts_ns: int) -> bytes:
     """Prefix every record of a chunk with `<RFC3339Nano> `, keeping a final partial record partial."""
-    prefix = timestamp_prefix(ts_ns)
-    body = chunk[:-1] if chunk.endswith(b"\n") else chunk
-    tail = b"\n" if chunk.endswith(b"\n") else b""
-    return prefix + body.replace(b"\n", b"\n" + prefix) + tail
+    return b"".join(timestamped_parts(chunk, ts_ns))
+
+
+def _records(lines: bytes) -> list[bytes]:
+    """Complete lines as chunks to store: a line longer than the limit becomes partial records
+    of PARTIAL_RECORD_LIMIT bytes and its rest, and a partial record ends its chunk."""
+    pieces: list[bytes] = []
+    start = pos = 0  # pos: a record start; everything before it is checked
+    while len(lines) - pos > PARTIAL_RECORD_LIMIT:
+        newline = lines.rfind(b"\n", pos, pos + PARTIAL_RECORD_LIMIT + 1)
+        if newline >= 0:
+            pos = newline + 1  # the lines up to here all fit (strides of ~16 KiB, not per line)
+            continue
+        pos += PARTIAL_RECORD_LIMIT
+        pieces.append(lines[start:pos])
+        start = pos
+    if start < len(lines):
+        pieces.append(lines[start:] if start else lines)
+    return pieces
 
 
 class ContainerLog:
@@ -68,11 +97,13 @@ class ContainerLog:
             pending = self._pending + data
             cut = pending.rfind(b"\n") + 1
             if cut:
-                self._emit(pending[:cut], ts)
+                for piece in _records(pending[:cut]):
+                    self._emit(piece, ts)
                 pending = pending[cut:]
-            if len(pending) >= PARTIAL_RECORD_LIMIT:
-                self._emit(pending, ts)
-                pending = b""
+            # Without a newline, only more than the limit is sure to be a partial record.
+            while len(pending) > PARTIAL_RECORD_LIMIT:
+                self._emit(pending[:PARTIAL_RECORD_LIMIT], ts)
+                pending = pending[PARTIAL_RECORD_LIMIT:]
             self._pending = pending
             self._cond.notify_all()
 

@@ -2,6 +2,10 @@
 
 Stored objects are never mutated in place: an update stores a modified copy. So history entries,
 watch streams and JSON encoding can share them without holding the lock.
+
+Objects are kept per resource and namespace, and indexed by uid and by owner uid, so a get, a
+delete's dependents lookup and a list cost O(1) or O(that resource in that namespace), never
+O(every object): a cluster with thousands of pods and their events stays as fast as an empty one.
 """
 
 from __future__ import annotations
@@ -47,6 +51,18 @@ class Change:
     previous: JsonObject | None
 
 
+Key = tuple[str, str, str]  # (plural, namespace, name)
+
+
+def _uid(obj: JsonObject) -> str | None:
+    uid: str | None = obj["metadata"].get("uid")
+    return uid
+
+
+def _owner_uids(obj: JsonObject) -> builtins.list[str]:
+    return [ref["uid"] for ref in obj["metadata"].get("ownerReferences") or () if ref.get("uid")]
+
+
 def deep_copy(obj: JsonObject) -> JsonObject:
     """A JSON round trip: faster than copy.deepcopy for plain JSON data."""
     copied: JsonObject = json.loads(json.dumps(obj))
@@ -60,7 +76,11 @@ class Store:
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.stopping = False
-        self._objects: dict[tuple[str, str, str], JsonObject] = {}
+        # plural -> namespace -> name -> object: a list walks one resource in one namespace.
+        self._objects: dict[str, dict[str, dict[str, JsonObject]]] = {}
+        self._by_uid: dict[str, Key] = {}
+        # owner uid -> dependent uids (a dict keeps them in the order they became dependents).
+        self._dependents: dict[str, dict[str, None]] = {}
         self._history: deque[Change] = deque()
         self._history_limit = history_limit
         self._compacted_rv = 0
@@ -84,9 +104,13 @@ class Store:
         with self.lock:
             return self._rv
 
+    def _lookup(self, key: Key) -> JsonObject | None:
+        plural, namespace, name = key
+        return self._objects.get(plural, {}).get(namespace, {}).get(name)
+
     def find(self, resource: Resource, namespace: str, name: str) -> JsonObject | None:
         with self.lock:
-            return self._objects.get((resource.plural, namespace, name))
+            return self._lookup((resource.plural, namespace, name))
 
     def get(self, resource: Resource, namespace: str, name: str) -> JsonObject:
         found = self.find(resource, namespace, name)
@@ -100,34 +124,73 @@ class Store:
         namespace: str | None,
         predicate: Callable[[JsonObject], bool] = lambda obj: True,
     ) -> tuple[builtins.list[JsonObject], int]:
+        """Matching objects (the stored ones, not copies: they are never mutated) and the rv."""
         with self.lock:
-            items = [
-                obj
-                for (plural, ns, _), obj in self._objects.items()
-                if plural == resource.plural
-                and (namespace is None or ns == namespace)
-                and predicate(obj)
-            ]
+            by_namespace = self._objects.get(resource.plural, {})
+            if namespace is None:
+                buckets: Iterable[dict[str, JsonObject]] = by_namespace.values()
+            else:
+                buckets = (by_namespace.get(namespace, {}),)
+            items = [obj for bucket in buckets for obj in bucket.values() if predicate(obj)]
             return items, self._rv
 
     def find_by_uid(self, uid: str) -> tuple[Resource, JsonObject] | None:
         with self.lock:
-            for (plural, _, _), obj in self._objects.items():
-                if obj["metadata"].get("uid") == uid:
-                    return RESOURCES[plural], obj
-        return None
+            key = self._by_uid.get(uid)
+            found = self._lookup(key) if key is not None else None
+            return (RESOURCES[key[0]], found) if key is not None and found is not None else None
 
     def dependents(self, owner_uid: str) -> builtins.list[tuple[Resource, JsonObject]]:
         """Objects whose ownerReferences name `owner_uid`."""
         with self.lock:
-            return [
-                (RESOURCES[plural], obj)
-                for (plural, _, _), obj in self._objects.items()
-                if any(
-                    ref.get("uid") == owner_uid
-                    for ref in obj["metadata"].get("ownerReferences") or ()
-                )
-            ]
+            found = []
+            for uid in self._dependents.get(owner_uid, ()):
+                key = self._by_uid.get(uid)
+                obj = self._lookup(key) if key is not None else None
+                if key is not None and obj is not None:
+                    found.append((RESOURCES[key[0]], obj))
+            return found
+
+    # -- indexes (callers hold the lock) -----------------------------------------------------------
+
+    def _put(self, key: Key, obj: JsonObject, previous: JsonObject | None) -> None:
+        """Store `obj` under `key`, replacing `previous`, and keep the indexes in step."""
+        plural, namespace, name = key
+        self._objects.setdefault(plural, {}).setdefault(namespace, {})[name] = obj
+        uid, old_uid = _uid(obj), _uid(previous) if previous is not None else None
+        owners = _owner_uids(obj)
+        old_owners = _owner_uids(previous) if previous is not None else []
+        if uid == old_uid and owners == old_owners:
+            return
+        if previous is not None:
+            self._unindex(previous)
+        if uid is not None:
+            self._by_uid[uid] = key
+            for owner in owners:
+                self._dependents.setdefault(owner, {})[uid] = None
+
+    def _unindex(self, obj: JsonObject) -> None:
+        uid = _uid(obj)
+        if uid is None:
+            return
+        self._by_uid.pop(uid, None)
+        for owner in _owner_uids(obj):
+            dependents = self._dependents.get(owner)
+            if dependents is not None:
+                dependents.pop(uid, None)
+                if not dependents:
+                    del self._dependents[owner]
+
+    def _pop(self, key: Key) -> JsonObject | None:
+        plural, namespace, name = key
+        bucket = self._objects.get(plural, {}).get(namespace)
+        obj = bucket.pop(name, None) if bucket is not None else None
+        if obj is None:
+            return None
+        if not bucket:
+            del self._objects[plural][namespace]
+        self._unindex(obj)
+        return obj
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -157,13 +220,13 @@ class Store:
     def create(self, resource: Resource, obj: JsonObject) -> JsonObject:
         """Store an object prepared by `prepare_new`; 409 when the name is taken."""
         meta = obj["metadata"]
-        key = (resource.plural, meta["namespace"], meta["name"])
+        key: Key = (resource.plural, meta["namespace"], meta["name"])
         with self.lock:
-            if key in self._objects:
+            if self._lookup(key) is not None:
                 raise already_exists(resource, meta["name"])
             self._rv += 1
             meta["resourceVersion"] = str(self._rv)
-            self._objects[key] = obj
+            self._put(key, obj, None)
             change = self._commit("ADDED", resource, obj, None)
         self._publish(change)
         return obj
@@ -178,7 +241,7 @@ class Store:
         """Apply `mutate` to a copy and store it as a new version; 404 when missing."""
         key = (resource.plural, namespace, name)
         with self.lock:
-            old = self._objects.get(key)
+            old = self._lookup(key)
             if old is None:
                 raise not_found(resource, name)
             new = deep_copy(old)
@@ -187,7 +250,7 @@ class Store:
                 return old
             self._rv += 1
             new["metadata"]["resourceVersion"] = str(self._rv)
-            self._objects[key] = new
+            self._put(key, new, old)
             change = self._commit("MODIFIED", resource, new, old)
         self._publish(change)
         return new
@@ -196,12 +259,12 @@ class Store:
         """Delete now; the DELETED event carries the last state with a fresh resourceVersion."""
         key = (resource.plural, namespace, name)
         with self.lock:
-            old = self._objects.pop(key, None)
+            old = self._pop(key)
             if old is None:
                 raise not_found(resource, name)
             self._rv += 1
-            gone = deep_copy(old)
-            gone["metadata"]["resourceVersion"] = str(self._rv)
+            # Only metadata changes, and stored objects are never mutated: share the rest.
+            gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._rv)}}
             change = self._commit("DELETED", resource, gone, old)
         self._publish(change)
         return gone
@@ -245,4 +308,9 @@ class Store:
 
     def all_objects(self) -> Iterable[JsonObject]:
         with self.lock:
-            return list(self._objects.values())
+            return [
+                obj
+                for by_namespace in self._objects.values()
+                for bucket in by_namespace.values()
+                for obj in bucket.values()
+            ]

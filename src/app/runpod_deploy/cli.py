@@ -17,12 +17,16 @@ from collections.abc import Sequence
 import click
 
 from pegboard import __version__
-from pegboard.domain.errors import ConfigError, Interrupted, PegboardError, UsageError
+from pegboard.app.console import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    exit_now,
+    pegboard_errors,
+    run_group,
+)
 
 PROG = "runpod-deploy"
 EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 # name -> ("module:attribute", one-line help). A command's module is imported only when that
 # command runs; `runpod-deploy --help` prints these lines without importing any of them.
@@ -105,55 +109,23 @@ def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 
 
-def exit_code_for(error: PegboardError) -> int:
-    if isinstance(error, UsageError | ConfigError):
+def exit_code_for(error: BaseException) -> int | None:
+    """The exit code of one of pegboard's own errors; None for anything else (a bug)."""
+    errors = pegboard_errors()
+    if errors is None or not isinstance(error, errors.PegboardError):
+        return None
+    if isinstance(error, errors.UsageError | errors.ConfigError):
         return EXIT_USAGE
-    if isinstance(error, Interrupted):
+    if isinstance(error, errors.Interrupted):
         return EXIT_INTERRUPTED
     return EXIT_FAILURE
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: run the group and exit with the documented code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result = runpod_deploy.main(args=args, prog_name=PROG, standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.UsageError as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            exc.show()
-        else:
-            where = exc.ctx.command_path if exc.ctx is not None else PROG
-            sys.stderr.write(f"{PROG}: {exc.format_message()} (see '{where} --help')\n")
-        code = EXIT_USAGE
-    except click.ClickException as exc:
-        sys.stderr.write(f"{PROG}: {exc.format_message()}\n")
-        code = exc.exit_code
-    except click.Abort:
-        sys.stderr.write(f"{PROG}: interrupted\n")
-        code = EXIT_INTERRUPTED
-    except ConfigError as exc:
-        _report_config_error(exc)
-        code = EXIT_USAGE
-    except PegboardError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n")
-        code = exit_code_for(exc)
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
-        code = EXIT_INTERRUPTED
-    else:
-        code = result if isinstance(result, int) else 0
-    sys.stdout.flush()
-    sys.exit(code)
+    """Run runpod-deploy and exit with the documented code (tests call this in-process)."""
+    sys.exit(run_group(runpod_deploy, prog=PROG, argv=argv, exit_code_for=exit_code_for))
 
 
-def _report_config_error(error: ConfigError) -> None:
-    """One line per problem, so a config with five mistakes shows five lines."""
-    problems = error.problems
-    if len(problems) == 1:
-        sys.stderr.write(f"{PROG}: {problems[0]}\n")
-        return
-    sys.stderr.write(f"{PROG}: {len(problems)} problems in the configuration:\n")
-    for problem in problems:
-        sys.stderr.write(f"  {problem}\n")
+def console_main() -> None:
+    """The `runpod-deploy` console script: main() without the interpreter's teardown."""
+    exit_now(run_group(runpod_deploy, prog=PROG, argv=None, exit_code_for=exit_code_for))

@@ -9,15 +9,19 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import click
 
 from pegboard import __version__
+from pegboard.app.console import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    exit_now,
+    pegboard_errors,
+    run_group,
+)
 
-EXIT_USAGE = 2
 EXIT_RUNNER = 125
-EXIT_INTERRUPTED = 130
 
 # Subcommands are imported only when used, so `squarepeg --help` stays fast:
 # name -> (module, attribute, one-line help shown by --help).
@@ -73,10 +77,9 @@ def squarepeg() -> None:
     """Run a docker-run-style command as a Kubernetes Pod or Job, streaming its output."""
 
 
-def exit_code_for(error: Exception) -> int | None:
+def exit_code_for(error: BaseException) -> int | None:
     """The exit code of one of pegboard's own errors; None for anything else (a bug)."""
-    # Looked up lazily: when pegboard.domain.errors was never imported, none of them was raised.
-    errors: Any = sys.modules.get("pegboard.domain.errors")
+    errors = pegboard_errors()
     if errors is None or not isinstance(error, errors.PegboardError):
         return None
     if isinstance(error, errors.UsageError | errors.ConfigError):
@@ -87,35 +90,10 @@ def exit_code_for(error: Exception) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: run the group and exit with the right code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result = squarepeg.main(args=args, prog_name="squarepeg", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.UsageError as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            exc.show()  # `squarepeg` alone prints the help, as click does
-        else:
-            where = exc.ctx.command_path if exc.ctx is not None else "squarepeg"
-            sys.stderr.write(f"squarepeg: {exc.format_message()} (see '{where} --help')\n")
-        code = EXIT_USAGE
-    except click.ClickException as exc:
-        sys.stderr.write(f"squarepeg: {exc.format_message()}\n")
-        code = exc.exit_code
-    except click.Abort:
-        sys.stderr.write("squarepeg: aborted\n")
-        code = EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        sys.stderr.write("squarepeg: interrupted\n")
-        code = EXIT_INTERRUPTED
-    except Exception as exc:
-        mapped = exit_code_for(exc)
-        if mapped is None:
-            raise
-        sys.stderr.write(f"squarepeg: {exc}\n")
-        code = mapped
-    else:
-        code = result if isinstance(result, int) else 0
-    sys.stdout.flush()
-    sys.exit(code)
+    """Run squarepeg and exit with the right code (tests call this in-process)."""
+    sys.exit(run_group(squarepeg, prog="squarepeg", argv=argv, exit_code_for=exit_code_for))
+
+
+def console_main() -> None:
+    """The `squarepeg` console script: main() without the interpreter's teardown."""
+    exit_now(run_group(squarepeg, prog="squarepeg", argv=None, exit_code_for=exit_code_for))

@@ -101,10 +101,11 @@ class ContainerLog:
                     self._emit(piece, ts)
                 pending = pending[cut:]
             # Without a newline, only more than the limit is sure to be a partial record.
-            while len(pending) > PARTIAL_RECORD_LIMIT:
-                self._emit(pending[:PARTIAL_RECORD_LIMIT], ts)
-                pending = pending[PARTIAL_RECORD_LIMIT:]
-            self._pending = pending
+            done = 0
+            while len(pending) - done > PARTIAL_RECORD_LIMIT:
+                self._emit(pending[done : done + PARTIAL_RECORD_LIMIT], ts)
+                done += PARTIAL_RECORD_LIMIT
+            self._pending = pending[done:] if done else pending
             self._cond.notify_all()
 
     def finish(self) -> None:

@@ -71,12 +71,24 @@ def trivial(
     }
 
 
-def log_throughput(tool: str, env: dict[str, str], mib: int) -> float:
+def log_throughput(
+    sandbox: KubernetesSandbox, tool: str, env: dict[str, str], mib: int
+) -> tuple[float, float]:
+    """MiB/s over the whole command, and over its streaming phase alone.
+
+    The streaming phase runs from the tool's first log request (as the sandbox recorded it) to
+    the tool's exit: it leaves out what both tools pay before any log byte can flow (interpreter
+    start, imports, create, waiting for the pod), so it is the throughput of the log path itself.
+    """
     code = LOG_WRITER.format(mib=mib)
     argv = [tool, "run", "--no-default-config", "python", sys.executable, "-c", code]
+    before = len(sandbox.requests)
     with open(os.devnull, "wb") as sink:
         wall = run_wall(argv, env, stdout=sink.fileno())
-    return mib / wall
+    ended = time.time()
+    log_requests = [r.time for r in sandbox.requests[before:] if r.path.endswith("/log")]
+    streaming = ended - min(log_requests) if log_requests else wall
+    return mib / wall, mib / streaming
 
 
 def ctrl_c_latency(tool: str, env: dict[str, str], cap: float = 60.0) -> float:
@@ -217,17 +229,18 @@ def main() -> int:
             )
 
         if "logs" in parts:
-            l_ours = log_throughput(ours, env, args.log_mib)
-            l_theirs = log_throughput(theirs, env, args.log_mib) if theirs else None
-            results.append(
-                (
-                    f"{args.log_mib} MiB log -> /dev/null",
-                    f"{l_ours:.1f} MiB/s",
-                    f"{l_theirs:.1f} MiB/s" if l_theirs else "n/a",
-                    f"{l_ours / l_theirs:.1f}x faster" if l_theirs else "n/a",
-                    ">= 5x",
+            l_ours = log_throughput(sandbox, ours, env, args.log_mib)
+            l_theirs = log_throughput(sandbox, theirs, env, args.log_mib) if theirs else None
+            for index, label in enumerate(("whole command", "streaming phase")):
+                results.append(
+                    (
+                        f"{args.log_mib} MiB log -> /dev/null, {label}",
+                        f"{l_ours[index]:.1f} MiB/s",
+                        f"{l_theirs[index]:.1f} MiB/s" if l_theirs else "n/a",
+                        f"{l_ours[index] / l_theirs[index]:.1f}x faster" if l_theirs else "n/a",
+                        ">= 5x",
+                    )
                 )
-            )
 
         if "interrupt" in parts:
             c_ours = ctrl_c_latency(ours, env)

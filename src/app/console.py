@@ -6,7 +6,6 @@ traceback; an exception that is not one of pegboard's own is a bug and propagate
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -79,7 +78,9 @@ def exit_now(code: int) -> NoReturn:
     Unloading the kubernetes client's thousands of modules costs 100-130 ms after the work is
     done. Only the console scripts call this; tests call main(), which exits normally.
     """
-    logging.shutdown()
+    logging = sys.modules.get("logging")  # never imported -> no handlers to flush
+    if logging is not None:
+        logging.shutdown()
     _flush_quietly()
     os._exit(code)
 

@@ -56,6 +56,22 @@ def wall_times(
     return samples
 
 
+def paired_wall_times(
+    argv_a: Sequence[str],
+    argv_b: Sequence[str],
+    *,
+    runs: int = 7,
+    env: dict[str, str] | None = None,
+) -> tuple[list[float], list[float]]:
+    """Wall times of two commands measured alternately, so drift in machine load hits both."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(runs):
+        a += wall_times(argv_a, runs=1, env=env, warmup=0 if a else 1)
+        b += wall_times(argv_b, runs=1, env=env, warmup=0 if b else 1)
+    return a, b
+
+
 def median_ms(samples: Sequence[float]) -> float:
     return statistics.median(samples) * 1000
 

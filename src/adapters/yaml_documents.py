@@ -8,7 +8,6 @@ Generic: knows nothing about squarepeg or runpod-deploy. Rules every caller gets
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
-
-logger = logging.getLogger(__name__)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 

@@ -14,7 +14,6 @@ The app layer never imports adapters: the document reader comes in as a paramete
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -24,8 +23,6 @@ from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import SquarepegConfig
 from pegboard.domain.squarepeg.layers import MergedConfig, built_in_defaults, merge_layers
-
-logger = logging.getLogger(__name__)
 
 CONFIG_ENV_VAR = "SQUAREPEG_CONFIG"
 DEFAULT_CONFIG_RELATIVE = Path(".config") / "squarepeg" / "config.yaml"
@@ -122,8 +119,6 @@ def load_config_layers(
             problems.extend(exc.problems)
     if problems:
         raise ConfigError(problems)
-    for file in files:
-        logger.debug("config layer %s (%s)", file.path, file.origin)
     merged = merge_layers(documents, environ=environ, profile=profile)
     return LoadedConfig(merged=merged, files=files)
 

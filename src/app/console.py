@@ -67,6 +67,22 @@ def report_error(prog: str, error: BaseException) -> None:
         sys.stderr.write(f"{prog}: {error}\n")
 
 
+def exit_codes(*, failure: int) -> ExitCodeFor:
+    """The mapping both CLIs use; only the code for a failed run differs (squarepeg: 125)."""
+
+    def exit_code_for(error: BaseException) -> int | None:
+        errors = pegboard_errors()
+        if errors is None or not isinstance(error, errors.PegboardError):
+            return None  # not one of ours: a bug, shown with its traceback
+        if isinstance(error, errors.UsageError | errors.ConfigError):
+            return EXIT_USAGE
+        if isinstance(error, errors.Interrupted):
+            return EXIT_INTERRUPTED
+        return failure
+
+    return exit_code_for
+
+
 def pegboard_errors() -> Any:
     """pegboard.domain.errors if something imported it (else none of its errors was raised)."""
     return sys.modules.get("pegboard.domain.errors")

@@ -18,10 +18,8 @@ import click
 
 from pegboard import __version__
 from pegboard.app.console import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
+    exit_codes,
     exit_now,
-    pegboard_errors,
     run_group,
 )
 
@@ -109,16 +107,7 @@ def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 
 
-def exit_code_for(error: BaseException) -> int | None:
-    """The exit code of one of pegboard's own errors; None for anything else (a bug)."""
-    errors = pegboard_errors()
-    if errors is None or not isinstance(error, errors.PegboardError):
-        return None
-    if isinstance(error, errors.UsageError | errors.ConfigError):
-        return EXIT_USAGE
-    if isinstance(error, errors.Interrupted):
-        return EXIT_INTERRUPTED
-    return EXIT_FAILURE
+exit_code_for = exit_codes(failure=EXIT_FAILURE)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

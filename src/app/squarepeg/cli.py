@@ -14,10 +14,8 @@ import click
 
 from pegboard import __version__
 from pegboard.app.console import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
+    exit_codes,
     exit_now,
-    pegboard_errors,
     run_group,
 )
 
@@ -77,16 +75,8 @@ def squarepeg() -> None:
     """Run a docker-run-style command as a Kubernetes Pod or Job, streaming its output."""
 
 
-def exit_code_for(error: BaseException) -> int | None:
-    """The exit code of one of pegboard's own errors; None for anything else (a bug)."""
-    errors = pegboard_errors()
-    if errors is None or not isinstance(error, errors.PegboardError):
-        return None
-    if isinstance(error, errors.UsageError | errors.ConfigError):
-        return EXIT_USAGE
-    if isinstance(error, errors.Interrupted):
-        return EXIT_INTERRUPTED
-    return EXIT_RUNNER  # RunnerError, PortError and anything else of ours: the runner failed
+# RunnerError, PortError and any other error of ours means the runner failed: 125, like docker.
+exit_code_for = exit_codes(failure=EXIT_RUNNER)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -23,7 +23,11 @@ from pathlib import Path
 import attrs
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.cli_options import (
+    config_path_option,
+    template_var_options,
+    verbosity_options,
+)
 from pegboard.domain.errors import NotFound, PortError, UsageError
 from pegboard.domain.gpujob import plan as run_plan
 from pegboard.domain.gpujob.spec import LifecycleAction
@@ -44,7 +48,6 @@ from .pod_tools import (
     PROVIDERS,
     PodToolDeps,
     cloud_for_flag,
-    config_options,
     lifecycle_of,
     load_config,
     read_pointer,
@@ -232,13 +235,10 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
     type=click.Path(path_type=Path, dir_okay=False),
     help="The pod pointer `run` wrote (printed by `run` when it leaves a pod).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Find the state file through this config (rendered like `run`).",
+@config_path_option(
+    "Find the state file through this config (rendered like `run`).", required=False
 )
-@config_options
+@template_var_options
 @click.option("--all-stopped", is_flag=True, help="Delete your stopped (EXITED) pods in bulk.")
 @click.option(
     "--mode",

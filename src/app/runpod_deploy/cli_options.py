@@ -1,4 +1,5 @@
-"""Options every runpod-deploy subcommand shares: `-v/--verbose` and `-q/--quiet` (as 0.8.4).
+"""Options runpod-deploy subcommands share: `-v/--verbose` and `-q/--quiet` (as 0.8.4) on every
+one, `--config` and `--var`/`--vars-file` on those that read a job config.
 
 The tool's own messages go through `logging` to stderr: INFO by default, DEBUG with -v,
 WARNING and above with -q. stdout stays reserved for command results.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -66,5 +68,33 @@ def verbosity_options(command: F) -> F:
         expose_value=False,
         callback=_apply,
         help="Debug messages on stderr.",
+    )(command)
+    return command
+
+
+def config_path_option(help_text: str, *, required: bool = True) -> Callable[[F], F]:
+    """`--config PATH` (a file), passed to the command as `config_path`."""
+    return click.option(
+        "--config",
+        "config_path",
+        required=required,
+        type=click.Path(path_type=Path, dir_okay=False),
+        help=help_text,
+    )
+
+
+def template_var_options(command: F) -> F:
+    """`--var K=V` (repeatable) and `--vars-file F`, as `run` and `validate` take them."""
+    command = click.option(
+        "--vars-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="JSON object of template variables.",
+    )(command)
+    command = click.option(
+        "--var",
+        "var_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Template variable (repeatable; wins over --vars-file).",
     )(command)
     return command

@@ -21,7 +21,11 @@ from pathlib import Path
 
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.cli_options import (
+    config_path_option,
+    template_var_options,
+    verbosity_options,
+)
 from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.inventory import (
     build_inventory,
@@ -38,7 +42,6 @@ from .pod_tools import (
     PROVIDERS,
     PodToolDeps,
     cloud_for_flag,
-    config_options,
     load_config,
     tool_deps,
 )
@@ -153,18 +156,32 @@ def estimate_job(*, loaded: LoadedJob, provider: str | None, deps: PodToolDeps) 
     return 0
 
 
-@click.command("gpu-list")
-@click.option("--datacenter", required=True, help="Datacenter id, e.g. EU-RO-1.")
-@click.option(
+# Options two commands each take; click builds a fresh Option each time one is applied.
+_cloud_type_option = click.option(
     "--cloud-type",
     type=click.Choice(CLOUD_TYPES),
     default="SECURE",
     show_default=True,
     help="RunPod cloud type.",
 )
-@click.option("--spot", is_flag=True, help="Spot (interruptible) prices.")
+_spot_option = click.option("--spot", is_flag=True, help="Spot (interruptible) prices.")
+_provider_option = click.option(
+    "--provider", type=click.Choice(PROVIDERS), default="runpod", show_default=True
+)
+_provider_override_option = click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    default=None,
+    help="Ask this provider instead of the config's pod.provider.",
+)
+
+
+@click.command("gpu-list")
+@click.option("--datacenter", required=True, help="Datacenter id, e.g. EU-RO-1.")
+@_cloud_type_option
+@_spot_option
 @click.option("--no-prices", is_flag=True, help="Stock only; do not ask for prices.")
-@click.option("--provider", type=click.Choice(PROVIDERS), default="runpod", show_default=True)
+@_provider_option
 @verbosity_options
 def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, provider: str) -> int:
     """Stock of every GPU in one datacenter (high, medium, low), with $/hr when known."""
@@ -179,20 +196,14 @@ def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, prov
 
 
 @click.command("gpu-prices")
-@click.option(
-    "--cloud-type",
-    type=click.Choice(CLOUD_TYPES),
-    default="SECURE",
-    show_default=True,
-    help="RunPod cloud type.",
-)
-@click.option("--spot", is_flag=True, help="Spot (interruptible) prices.")
+@_cloud_type_option
+@_spot_option
 @click.option(
     "--no-price-cache",
     is_flag=True,
     help="Accepted for 0.8.4 scripts: this build never caches prices.",
 )
-@click.option("--provider", type=click.Choice(PROVIDERS), default="runpod", show_default=True)
+@_provider_option
 @verbosity_options
 def gpu_prices(cloud_type: str, spot: bool, no_price_cache: bool, provider: str) -> int:
     """GPU prices per hour, cheapest first; exit 1 when none is known."""
@@ -200,20 +211,9 @@ def gpu_prices(cloud_type: str, spot: bool, no_price_cache: bool, provider: str)
 
 
 @click.command("gpu-inventory")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The job's YAML config.",
-)
-@config_options
-@click.option(
-    "--provider",
-    type=click.Choice(PROVIDERS),
-    default=None,
-    help="Ask this provider instead of the config's pod.provider.",
-)
+@config_path_option("The job's YAML config.")
+@template_var_options
+@_provider_override_option
 @verbosity_options
 def gpu_inventory_command(
     config_path: Path, var_args: tuple[str, ...], vars_file: Path | None, provider: str | None
@@ -226,13 +226,8 @@ def gpu_inventory_command(
 
 @click.command("estimate")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(path_type=Path, dir_okay=False))
-@config_options
-@click.option(
-    "--provider",
-    type=click.Choice(PROVIDERS),
-    default=None,
-    help="Ask this provider instead of the config's pod.provider.",
-)
+@template_var_options
+@_provider_override_option
 @verbosity_options
 def estimate(
     config_path: Path, var_args: tuple[str, ...], vars_file: Path | None, provider: str | None

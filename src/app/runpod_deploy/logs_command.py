@@ -19,7 +19,11 @@ from pathlib import Path
 import attrs
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.cli_options import (
+    config_path_option,
+    template_var_options,
+    verbosity_options,
+)
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_provider
 from pegboard.domain.gpujob.templates import RenderedJob, make_builtins, render_job
@@ -28,7 +32,7 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .job_loading import LoadedJob, merge_cli_vars
 from .phases import job_paths
-from .pod_tools import PodToolDeps, config_options, load_config, read_pointer, tool_deps
+from .pod_tools import PodToolDeps, load_config, read_pointer, tool_deps
 from .run_command import sigterm_as_interrupt
 
 logger = logging.getLogger(__name__)
@@ -159,14 +163,8 @@ def _write(deps: PodToolDeps, chunk: bytes) -> bool:
 
 
 @click.command("logs")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The job's YAML config (its state file names the pod).",
-)
-@config_options
+@config_path_option("The job's YAML config (its state file names the pod).")
+@template_var_options
 @click.option(
     "--lines",
     type=click.IntRange(min=0),

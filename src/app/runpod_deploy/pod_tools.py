@@ -158,20 +158,3 @@ def load_config(
         now=datetime.fromtimestamp(deps.clock.now(), UTC),
         unique_suffix=deps.random_hex(),
     )
-
-
-def config_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """`--var K=V` (repeatable) and `--vars-file F`, as `run` and `validate` take them."""
-    command = click.option(
-        "--vars-file",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="JSON object of template variables.",
-    )(command)
-    command = click.option(
-        "--var",
-        "var_args",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Template variable (repeatable; wins over --vars-file).",
-    )(command)
-    return command

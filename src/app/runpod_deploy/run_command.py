@@ -15,7 +15,11 @@ from types import FrameType
 
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.cli_options import (
+    config_path_option,
+    template_var_options,
+    verbosity_options,
+)
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.domain.errors import UsageError
 
@@ -41,13 +45,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 @click.command("run")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The job's YAML config.",
-)
+@config_path_option("The job's YAML config.")
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -58,18 +56,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     is_flag=True,
     help="Like --dry-run with no external call at all: no provider, git or secrets.",
 )
-@click.option(
-    "--var",
-    "var_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Template variable (repeatable; wins over --vars-file).",
-)
-@click.option(
-    "--vars-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="JSON object of template variables.",
-)
+@template_var_options
 @click.option("--print-run-dir", is_flag=True, help="Print RUN_DIR=<abs path> on stdout first.")
 @click.option("--cost-cap-usd", type=float, help="Override budget.cost_cap_usd.")
 @click.option("--max-runtime-minutes", type=int, help="Override budget.max_runtime_minutes.")

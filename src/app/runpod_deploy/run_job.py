@@ -50,7 +50,13 @@ from pegboard.domain.gpujob.records import (
     pod_pointer,
 )
 from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
-from pegboard.domain.gpujob.templates import RenderedJob, make_builtins, render_job
+from pegboard.domain.gpujob.templates import (
+    RenderedArtifact,
+    RenderedCommand,
+    RenderedJob,
+    make_builtins,
+    render_job,
+)
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import (
@@ -587,18 +593,22 @@ class _Run:
         sink = self.deps.tool_output
         return sink if sink is not None else (lambda _chunk: None)
 
-    def _phase_setup(self) -> None:
+    def _run_phase_commands(self, commands: tuple[RenderedCommand, ...], label: str) -> None:
+        """Setup and preflight run the same way; only the commands and the log label differ."""
         assert self.shell is not None
         run_commands(
             self.shell,
-            self.job.setup,
-            label="setup",
+            commands,
+            label=label,
             remote_env=self.job.remote_env,
             budget=self.budget,
             clock=self.clock,
             on_output=self._tool_output(),
             redact=self.redact,
         )
+
+    def _phase_setup(self) -> None:
+        self._run_phase_commands(self.job.setup, "setup")
 
     def _phase_secrets(self) -> None:
         assert self.shell is not None
@@ -642,17 +652,7 @@ class _Run:
             )
 
     def _phase_preflight(self) -> None:
-        assert self.shell is not None
-        run_commands(
-            self.shell,
-            self.job.all_preflight,
-            label="preflight",
-            remote_env=self.job.remote_env,
-            budget=self.budget,
-            clock=self.clock,
-            on_output=self._tool_output(),
-            redact=self.redact,
-        )
+        self._run_phase_commands(self.job.all_preflight, "preflight")
 
     def _phase_launch(self) -> None:
         assert self.shell is not None
@@ -771,18 +771,7 @@ class _Run:
             except PortError as exc:
                 duration = self.clock.monotonic() - started
                 self.artifacts.append(
-                    ArtifactRecord(
-                        artifact.label,
-                        artifact.remote_path,
-                        artifact.local_path,
-                        artifact.required,
-                        artifact.excludes,
-                        artifact.delete,
-                        "failed",
-                        None,
-                        duration,
-                        error=str(exc),
-                    )
+                    _artifact_record(artifact, "failed", None, duration, error=str(exc))
                 )
                 self.recorder.event(
                     "artifact_pull_failed",
@@ -796,17 +785,8 @@ class _Run:
                 continue
             duration = self.clock.monotonic() - started
             self.artifacts.append(
-                ArtifactRecord(
-                    artifact.label,
-                    artifact.remote_path,
-                    artifact.local_path,
-                    artifact.required,
-                    artifact.excludes,
-                    artifact.delete,
-                    "success",
-                    result.bytes_transferred,
-                    duration,
-                    files=result.files,
+                _artifact_record(
+                    artifact, "success", result.bytes_transferred, duration, files=result.files
                 )
             )
             self.recorder.event(
@@ -958,6 +938,31 @@ class _Run:
         except OSError as exc:
             logger.error("[manifest] could not write the manifest in %s: %s", job.run_dir, exc)
             return None
+
+
+def _artifact_record(
+    artifact: RenderedArtifact,
+    status: str,
+    bytes_transferred: int | None,
+    duration: float,
+    *,
+    files: int | None = None,
+    error: str | None = None,
+) -> ArtifactRecord:
+    """The manifest row of one artifact pull: the artifact's config, then how the pull went."""
+    return ArtifactRecord(
+        artifact.label,
+        artifact.remote_path,
+        artifact.local_path,
+        artifact.required,
+        artifact.excludes,
+        artifact.delete,
+        status,
+        bytes_transferred,
+        duration,
+        files=files,
+        error=error,
+    )
 
 
 def _describe(status: PodStatus) -> str:

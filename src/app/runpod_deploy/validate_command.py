@@ -18,7 +18,11 @@ from typing import Any
 
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy.cli_options import (
+    config_path_option,
+    template_var_options,
+    verbosity_options,
+)
 from pegboard.app.runpod_deploy.job_loading import LoadedJob, load_job, merge_cli_vars
 from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
 from pegboard.domain.gpujob.spec import Provider
@@ -27,25 +31,8 @@ logger = logging.getLogger(__name__)
 
 
 @click.command("validate")
-@click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The job config (YAML, schema_version 2).",
-)
-@click.option(
-    "--var",
-    "var_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Template variable (repeatable; wins over --vars-file).",
-)
-@click.option(
-    "--vars-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="JSON object of template variables.",
-)
+@config_path_option("The job config (YAML, schema_version 2).")
+@template_var_options
 @click.option(
     "--cost-cap-usd", type=float, help="Validate with this cost cap instead of budget.cost_cap_usd."
 )

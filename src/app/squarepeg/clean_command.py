@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import click
 
+from pegboard.app.squarepeg.cli_options import config_layer_options
 from pegboard.domain.errors import PortError, RunnerError, UsageError
 from pegboard.domain.squarepeg.labels import sanitize_label_value
 from pegboard.domain.squarepeg.orphans import SweepDecision
@@ -41,9 +42,7 @@ def orphan_table(decisions: Sequence[SweepDecision]) -> str:
 @click.option("--context", metavar="CTX", help="kubeconfig context.")
 @click.option("--quiet", is_flag=True, help="Only errors on stderr.")
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
-@click.option("--config", "config_paths", multiple=True, metavar="PATH", help="Extra config file.")
-@click.option("--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml.")
-@click.option("--profile", metavar="NAME", help="Apply profiles.NAME from config.")
+@config_layer_options
 def clean(**params: Any) -> int:
     """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
     return execute_clean(**params)

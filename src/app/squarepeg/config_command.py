@@ -8,35 +8,16 @@ given to `show` itself wins. A bare `squarepeg config` is `config show`, as in s
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
+from pegboard.app.squarepeg.cli_options import config_layer_options
 from pegboard.app.squarepeg.config_loading import LoadedConfig, load_config_layers
-
-_F = Callable[..., Any]
-
-
-def _config_options(command: _F) -> _F:
-    command = click.option(
-        "--profile", metavar="NAME", default=None, help="Apply profiles.NAME from the config."
-    )(command)
-    command = click.option(
-        "--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml."
-    )(command)
-    command = click.option(
-        "--config",
-        "config_paths",
-        multiple=True,
-        metavar="PATH",
-        help="Extra config file (repeatable, later wins).",
-    )(command)
-    return command
 
 
 @click.group("config", invoke_without_command=True)
-@_config_options
+@config_layer_options
 @click.pass_context
 def config(
     ctx: click.Context, config_paths: tuple[str, ...], no_default_config: bool, profile: str | None
@@ -59,7 +40,7 @@ def config(
 
 
 @config.command("show")
-@_config_options
+@config_layer_options
 def show(config_paths: tuple[str, ...], no_default_config: bool, profile: str | None) -> int:
     """Print the merged config as YAML (stdout) and its source files (stderr)."""
     return show_config(

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from pegboard.app.squarepeg.cli_options import config_layer_options
 from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.docker_flags import REJECTED_FLAGS, rejected_flag_message
 from pegboard.domain.squarepeg.request import EnvFile, RunRequest
@@ -174,66 +175,16 @@ def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
 @click.option("--quiet", is_flag=True, help="Only errors on stderr.")
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
 @click.option("--container-name", metavar="NAME", help="Container name (default main).")
-@click.option(
-    "--config",
-    "config_paths",
-    multiple=True,
-    metavar="PATH",
-    help="Extra config file (repeatable, later wins).",
-)
-@click.option("--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml.")
-@click.option("--profile", metavar="NAME", help="Apply profiles.NAME from config.")
+@config_layer_options
 @click.argument("image")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
     """Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`."""
     _check_rejected(ctx, params)
-    request = RunRequest(
-        image=params["image"],
-        command=tuple(params["command"]),
-        env=tuple(params["env"]),
-        env_files=_read_env_files(params["env_file"]),
-        volumes=tuple(params["volumes"]),
-        workdir=params["workdir"],
-        entrypoint=params["entrypoint"],
-        interactive=params["interactive"],
-        tty=params["tty"],
-        pull=params["pull"],
-        container_name=params["container_name"],
-        cpus=params["cpus"],
-        memory=params["memory"],
-        gpus=params["gpus"],
-        request_cpu=params["request_cpu"],
-        limit_cpu=params["limit_cpu"],
-        request_memory=params["request_memory"],
-        limit_memory=params["limit_memory"],
-        user=params["user"],
-        labels=tuple(params["labels"]),
-        shm_size=params["shm_size"],
-        read_only=params["read_only"],
-        cap_add=tuple(params["cap_add"]),
-        cap_drop=tuple(params["cap_drop"]),
-        hostname=params["hostname"],
-        add_hosts=tuple(params["add_hosts"]),
-        tmpfs=tuple(params["tmpfs"]),
-        platform=params["platform"],
-        privileged=params["privileged"],
-        name=params["name"],
-        namespace=params["namespace"],
-        context=params["context"],
-        mode=params["mode"],
-        rm=params["rm"],
-        keep=params["keep"],
-        dry_run=params["dry_run"],
-        dry_run_server=params["dry_run_server"],
-        timeout=params["timeout"],
-        quiet=params["quiet"],
-        no_color=params["no_color"],
-        config_paths=tuple(params["config_paths"]),
-        no_default_config=params["no_default_config"],
-        profile=params["profile"],
-    )
+    # Every other parameter is named as its RunRequest field; only --env-file is read first.
+    env_files = _read_env_files(params.pop("env_file"))
+    request = RunRequest(env_files=env_files, **params)
     return execute(request)
 
 

@@ -76,6 +76,18 @@ def _from_config(path: str, convert: Callable[[], T]) -> T:
         raise ConfigError([ConfigProblem(source="config", path=path, message=str(exc))]) from None
 
 
+def _flag_or_default(
+    flag_value: str | None, default: str | None, path: str, convert: Callable[[str], T]
+) -> T | None:
+    """The flag's value converted, else the config default's (a bad one reported on `path`)."""
+    if flag_value is not None:
+        return convert(flag_value)
+    if default is not None:
+        configured = default
+        return _from_config(path, lambda: convert(configured))
+    return None
+
+
 def _check_image(image: str) -> str:
     if not image.strip():
         raise UsageError("IMAGE must not be empty")
@@ -121,27 +133,15 @@ def _resources(
     requests: dict[str, Any] = {}
     limits: dict[str, Any] = {}
     defaults = config.defaults
-    if request.cpus is not None:
-        cpu: str | None = quantities.docker_cpus_to_k8s(request.cpus)
-    elif defaults.cpus is not None:
-        cpus = defaults.cpus
-        cpu = _from_config("defaults.cpus", lambda: quantities.docker_cpus_to_k8s(cpus))
-    else:
-        cpu = None
-    if request.memory is not None:
-        memory: str | None = quantities.docker_memory_to_k8s(request.memory)
-    elif defaults.memory is not None:
-        mem = defaults.memory
-        memory = _from_config("defaults.memory", lambda: quantities.docker_memory_to_k8s(mem))
-    else:
-        memory = None
-    if request.gpus is not None:
-        gpus: int | None = quantities.docker_gpus_to_count(request.gpus)
-    elif defaults.gpus is not None:
-        default_gpus = defaults.gpus
-        gpus = _from_config("defaults.gpus", lambda: quantities.docker_gpus_to_count(default_gpus))
-    else:
-        gpus = None
+    cpu = _flag_or_default(
+        request.cpus, defaults.cpus, "defaults.cpus", quantities.docker_cpus_to_k8s
+    )
+    memory = _flag_or_default(
+        request.memory, defaults.memory, "defaults.memory", quantities.docker_memory_to_k8s
+    )
+    gpus = _flag_or_default(
+        request.gpus, defaults.gpus, "defaults.gpus", quantities.docker_gpus_to_count
+    )
     for section, cpu_flag, memory_flag, raw_cpu, raw_memory in (
         (
             requests,

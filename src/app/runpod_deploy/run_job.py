@@ -517,7 +517,7 @@ class _Run:
             logger.warning("[recycle] could not delete pod %s: %s", pod_id, exc)
             self.left_behind.append(f"old pod {pod_id} could not be deleted: {exc}")
 
-    def _write_pointer(self, status: str) -> None:
+    def _write_pointer(self, status: str, *, lifecycle_action: str | None = None) -> None:
         assert self.pod_id is not None and self.candidate is not None and self.backend
         self.pointer.write(
             pod_pointer(
@@ -531,6 +531,7 @@ class _Run:
                 config_path=self.job.config_path,
                 status=status,
                 updated_at=self.clock.now(),
+                lifecycle_action=lifecycle_action,
             )
         )
 
@@ -868,7 +869,7 @@ class _Run:
         self.recorder.event("lifecycle_action", action=str(action), pod_id=pod_id)
         self._record_final_state(cloud, pod_id)
         if run_plan.keeps_pointer(action):
-            self._write_pointer(self.final_state or "UNKNOWN")
+            self._write_pointer(self.final_state or "UNKNOWN", lifecycle_action=str(action))
             note = run_plan.leftover_note(
                 action=action,
                 pod_id=pod_id,

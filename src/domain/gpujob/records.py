@@ -178,9 +178,14 @@ def pod_pointer(
     config_path: str,
     status: str,
     updated_at: float,
+    lifecycle_action: str | None = None,
 ) -> dict[str, Any]:
-    """The state file: 0.8.4's {pod_id, gpu_id, image, datacenter_id} plus where it came from."""
-    return {
+    """The state file: 0.8.4's {pod_id, gpu_id, image, datacenter_id} plus where it came from.
+
+    `lifecycle_action` is set once the run applied one (stop, preserve, recycle), so bulk
+    cleanup can tell a recycled warm pod from a stopped one without reading the manifest.
+    """
+    pointer = {
         "pod_id": pod_id,
         "gpu_id": gpu_id,
         "image": image,
@@ -192,6 +197,9 @@ def pod_pointer(
         "status": status,
         "updated_at_utc": iso_utc(updated_at),
     }
+    if lifecycle_action is not None:
+        pointer["lifecycle_action"] = lifecycle_action
+    return pointer
 
 
 # --- metrics -----------------------------------------------------------------------------------

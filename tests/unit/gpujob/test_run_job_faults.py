@@ -272,6 +272,7 @@ def test_recycle_keeps_the_pointer_and_the_next_run_resumes(tmp_path: Path) -> N
     _good(h)
     first = h.run()
     assert first.exit_code == 0 and h.pointer() is not None
+    assert h.pointer()["lifecycle_action"] == "recycle"  # bulk cleanup keeps warm pods
     _good(h)
     second = h.run()
     manifest = h.manifest(second)

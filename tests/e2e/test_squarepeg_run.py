@@ -244,3 +244,19 @@ def test_dry_run_server_prints_the_apiservers_answer(
     assert answer["metadata"]["namespace"] == "default"
     assert answer["spec"]["dnsPolicy"] == "ClusterFirst"  # defaulted by the server
     assert mine(sandbox, env) == []
+
+
+def test_job_mode_follows_the_jobs_retry(
+    sandbox: KubernetesSandbox, env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "retry.yaml"
+    config.write_text("job:\n  spec:\n    backoffLimit: 1\n")
+    marker = tmp_path / "first-attempt-ran"
+    script = f"if [ -e {marker} ]; then echo second; exit 0; fi; touch {marker}; echo first; exit 1"
+    result = squarepeg(
+        env, "run", "--mode", "job", "--config", str(config), "alpine", "sh", "-c", script
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"first\nsecond\n"
+    assert b"failed (exit 1); the Job retries: attempt 2 of 2" in result.stderr
+    wait_for(lambda: mine(sandbox, env) == [])

@@ -3,6 +3,7 @@
 It drives the Cluster and Clock ports only. The main thread never blocks on I/O while waiting: a
 watch thread feeds pod states into a queue, a LogPump thread copies the log to stdout, and the main
 thread reacts to queue messages, so Ctrl-C is handled at once and a second Ctrl-C leaves at once.
+In Job mode a failed pod the Job retries (backoffLimit) is followed by its next pod, in turn.
 """
 
 from __future__ import annotations
@@ -149,6 +150,12 @@ class RunLifecycle:
         self._pod_uid: str | None = None
         self._latest: JsonObject | None = None
         self._started = False
+        # Job mode follows each retry: the pods already followed, the attempt (1-based) and a
+        # generation that silences the watches of earlier attempts.
+        self._seen_pods: set[str] = set()
+        self._attempt = 1
+        self._watch_gen = 0
+        self._previous: _Outcome | None = None  # the failed pod's outcome while awaiting a retry
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -181,7 +188,7 @@ class RunLifecycle:
             if not failure.unreachable:
                 self._sweep()
             return failure
-        outcome = self._await()
+        outcome = self._follow()
         self._stop_background.set()
         if self._pump is not None:
             self._pump.stop()
@@ -220,13 +227,88 @@ class RunLifecycle:
             self._pod_uid = meta.get("uid")
         return None  # an interrupt during create is noticed at once by _await
 
+    # -- following the Job's retries ----------------------------------------------------------
+
+    def _follow(self) -> _Outcome:
+        """Follow the pod; in Job mode, each retry pod too. The exit code is the last pod's."""
+        outcome = self._await()
+        while self._job_retries(outcome):
+            failed = self._pod_name
+            self._attempt += 1
+            self.ui.step(
+                f"pod {failed} failed (exit {outcome.code}); the Job retries: "
+                f"attempt {self._attempt} of {self._attempts_allowed()}"
+            )
+            if outcome.note:
+                self.ui.detail(outcome.note)
+            self._previous = outcome
+            self._forget_pod()
+            outcome = self._await()
+        return outcome
+
+    def _attempts_allowed(self) -> int:
+        spec = self.resolved.manifest.get("spec") or {}
+        try:
+            return int(spec.get("backoffLimit", 0)) + 1
+        except (TypeError, ValueError):
+            return 1  # the apiserver would have refused it; never retry on a guess
+
+    def _job_retries(self, outcome: _Outcome) -> bool:
+        """Whether the Job makes (or made) another pod after this one: it failed, retries remain,
+        and the Job is not decided yet (the controller may not have counted this pod yet)."""
+        if self.kind is not ResourceKind.JOB or outcome.interrupted or outcome.error is not None:
+            return False
+        if outcome.code == 0 or self._attempt >= self._attempts_allowed():
+            return False
+        return not self._job_finished()
+
+    def _job_finished(self) -> bool:
+        """The Job is gone, or Complete/Failed with no pod we have not followed yet (a retry pod
+        may finish before we look; a read failure ends the run as before retries were followed)."""
+        try:
+            job = self.cluster.read(ResourceKind.JOB, self.name, namespace=self.namespace)
+        except PortError as exc:
+            self.ui.warn(f"could not read job {self.name}: {exc}")
+            return True
+        if job is None:
+            return True
+        status = job.get("status") or {}
+        decided = any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in status.get("conditions") or ()
+        )
+        counted = int(status.get("succeeded") or 0) + int(status.get("failed") or 0)
+        return decided and counted <= len(self._seen_pods)
+
+    def _forget_pod(self) -> None:
+        """Drop the finished pod's state so the next pod of the Job is found and followed."""
+        self._watch_gen += 1
+        if self._pump is not None:
+            self._pump.stop()
+        self._pump = None
+        self._container_done = threading.Event()
+        self._pod_name = None
+        self._pod_uid = None
+        self._latest = None
+        self._started = False
+
+    def _stale(self, msg: _Msg, payload: Any) -> bool:
+        """A watch message from an earlier attempt's watch."""
+        if msg is _Msg.WATCH_END:
+            return bool(payload != self._watch_gen)
+        if msg is _Msg.WATCH_ERROR:
+            return bool(payload[0] != self._watch_gen)
+        return False
+
     # -- waiting --------------------------------------------------------------------------------
 
     def _await(self) -> _Outcome:
         timeout = float(self.resolved.startup_timeout_seconds)
         deadline = self.clock.monotonic() + timeout
         self._watch(timeout)
-        threading.Thread(target=self._poll_events, name="squarepeg-events", daemon=True).start()
+        threading.Thread(
+            target=self._poll_events, args=(self._attempt,), name="squarepeg-events", daemon=True
+        ).start()
         what = "pod" if self.kind is ResourceKind.POD else "job's pod"
         watch_failures = 0
         with self.ui.waiting(f"waiting for the {what} to start"):
@@ -236,7 +318,12 @@ class RunLifecycle:
                 msg, payload = self._queue.get()
                 if msg is _Msg.INTERRUPT:
                     return _Outcome(130, interrupted=True)
+                if self._stale(msg, payload):
+                    continue
                 if msg is _Msg.WATCH_END:
+                    previous = self._previous
+                    if previous is not None and self._pod_name is None and self._job_finished():
+                        return previous  # the Job ended without another pod
                     remaining = deadline - self.clock.monotonic()
                     if remaining <= 0:
                         return self._startup_timeout(timeout)
@@ -246,9 +333,9 @@ class RunLifecycle:
                     watch_failures += 1
                     if watch_failures > WATCH_RETRIES:
                         return _Outcome(
-                            RUNNER_FAILED, error=f"lost the watch on the pod: {payload}"
+                            RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}"
                         )
-                    self._queue_after(0.5 * watch_failures, (_Msg.WATCH_END, None))
+                    self._queue_after(0.5 * watch_failures, (_Msg.WATCH_END, self._watch_gen))
                     continue
                 if msg is not _Msg.POD:
                     continue
@@ -300,13 +387,15 @@ class RunLifecycle:
             msg, payload = self._queue.get()
             if msg is _Msg.INTERRUPT:
                 return _Outcome(130, interrupted=True)
+            if self._stale(msg, payload):
+                continue
             if msg is _Msg.WATCH_END:
                 self._watch(LONG_WATCH_SECONDS)
             elif msg is _Msg.WATCH_ERROR:
                 watch_failures += 1
                 if watch_failures > WATCH_RETRIES:
-                    return _Outcome(RUNNER_FAILED, error=f"lost the watch on the pod: {payload}")
-                self._queue_after(0.5 * watch_failures, (_Msg.WATCH_END, None))
+                    return _Outcome(RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}")
+                self._queue_after(0.5 * watch_failures, (_Msg.WATCH_END, self._watch_gen))
             elif msg is _Msg.POD:
                 watch_failures = 0
                 event: WatchEvent = payload
@@ -371,8 +460,11 @@ class RunLifecycle:
     def _is_our_pod(self, pod: JsonObject) -> bool:
         meta = pod.get("metadata") or {}
         if self._pod_name is None:
-            # Job mode: the first pod of our Job is the one we follow.
+            # Job mode: the first pod of our Job not followed before is the one we follow.
+            if meta.get("name") in self._seen_pods:
+                return False
             self._pod_name = str(meta.get("name"))
+            self._seen_pods.add(self._pod_name)
             self._pod_uid = meta.get("uid")
             self.ui.step(f"job {self.name} created pod {self._pod_name}")
             return True
@@ -389,23 +481,24 @@ class RunLifecycle:
             selectors: dict[str, str] = {"field_selector": f"metadata.name={self.name}"}
         else:
             selectors = {"label_selector": f"{JOB_NAME_LABEL}={self.name}"}
+        gen = self._watch_gen
 
         def watch() -> None:
             try:
                 for event in self.cluster.watch(
                     ResourceKind.POD, namespace=self.namespace, timeout=timeout, **selectors
                 ):
-                    if self._stop_background.is_set():
+                    if self._stop_background.is_set() or gen != self._watch_gen:
                         return
                     self._queue.put((_Msg.POD, event))
             except PortError as exc:
-                self._queue.put((_Msg.WATCH_ERROR, exc))
+                self._queue.put((_Msg.WATCH_ERROR, (gen, exc)))
                 return
             except Exception as exc:  # a broken connection in the client library
                 logger.debug("watch failed", exc_info=True)
-                self._queue.put((_Msg.WATCH_ERROR, exc))
+                self._queue.put((_Msg.WATCH_ERROR, (gen, exc)))
                 return
-            self._queue.put((_Msg.WATCH_END, None))
+            self._queue.put((_Msg.WATCH_END, gen))
 
         threading.Thread(target=watch, name="squarepeg-watch", daemon=True).start()
 
@@ -434,13 +527,13 @@ class RunLifecycle:
             return
         pump.start()
 
-    def _poll_events(self) -> None:
+    def _poll_events(self, attempt: int) -> None:
         """While startup lasts, ask now and then what blocks it (never for a quick start)."""
         if self.ui.quiet:
             return
         wait = self.event_poll_first
         while not self._stop_background.wait(wait):
-            if self._started:
+            if self._started or attempt != self._attempt:
                 return
             self._surface_events()
             wait = self.event_poll_every

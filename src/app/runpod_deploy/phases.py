@@ -1,4 +1,4 @@
-"""The pod-side phases of a run, each a function over the ports (used by run_job).
+"""The pod-side phases of a run, each a function over the ports (used by run_job and on_pod).
 
 A phase that cannot go on raises PhaseFailed with a one-line reason; port errors are turned
 into reasons by the caller. Nothing here writes to stdout except the job's own log bytes.

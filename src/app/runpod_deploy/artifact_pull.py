@@ -1,0 +1,105 @@
+"""Pulling a run's results off the pod: the job log, then each artifact, each recorded as an
+event and as a manifest row.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pegboard.domain.errors import PortError
+from pegboard.domain.gpujob.records import ArtifactRecord
+from pegboard.domain.gpujob.templates import RenderedArtifact
+
+from .phases import PhaseFailed
+from .run_state import RunState
+
+logger = logging.getLogger(__name__)
+
+
+def pull(run: RunState, *, success: bool) -> None:
+    """The log first (keeping its basename), then each artifact.
+
+    A required artifact that fails fails the run on the success path only.
+    """
+    assert run.sync is not None
+    run_dir = run.job.run_dir
+    try:
+        run.sync.pull(run.job.run.log_path, run_dir + "/", timeout=600)
+    except PortError as exc:
+        run.recorder.event(
+            "remote_log_pull_failed", path=run.job.run.log_path, error=str(exc)[:500]
+        )
+        logger.warning("[pull] could not pull the job log: %s", exc)
+    required_failures = []
+    for artifact in run.job.artifacts:
+        run.recorder.event("artifact_pull_started", label=artifact.label)
+        started = run.clock.monotonic()
+        try:
+            result = run.sync.pull(
+                artifact.remote_path,
+                artifact.local_path,
+                excludes=artifact.excludes,
+                delete=artifact.delete,
+                timeout=1800,
+            )
+        except PortError as exc:
+            duration = run.clock.monotonic() - started
+            run.artifacts.append(
+                _artifact_record(artifact, "failed", None, duration, error=str(exc))
+            )
+            run.recorder.event(
+                "artifact_pull_failed",
+                label=artifact.label,
+                duration_sec=round(duration, 3),
+                error=str(exc)[:500],
+            )
+            logger.warning("[pull] %s failed: %s", artifact.label, exc)
+            if artifact.required and success:
+                required_failures.append(f"{artifact.label}: {exc}")
+            continue
+        duration = run.clock.monotonic() - started
+        run.artifacts.append(
+            _artifact_record(
+                artifact, "success", result.bytes_transferred, duration, files=result.files
+            )
+        )
+        run.recorder.event(
+            "artifact_pull_completed",
+            label=artifact.label,
+            duration_sec=round(duration, 3),
+            bytes_transferred=result.bytes_transferred,
+        )
+        logger.info(
+            "[pull] %s -> %s: %d files, %d bytes",
+            artifact.label,
+            artifact.local_path,
+            result.files,
+            result.bytes_transferred,
+        )
+    if required_failures:
+        raise PhaseFailed("required artifact(s) failed: " + "; ".join(required_failures))
+
+
+def _artifact_record(
+    artifact: RenderedArtifact,
+    status: str,
+    bytes_transferred: int | None,
+    duration: float,
+    *,
+    files: int | None = None,
+    error: str | None = None,
+) -> ArtifactRecord:
+    """The manifest row of one artifact pull: the artifact's config, then how the pull went."""
+    return ArtifactRecord(
+        artifact.label,
+        artifact.remote_path,
+        artifact.local_path,
+        artifact.required,
+        artifact.excludes,
+        artifact.delete,
+        status,
+        bytes_transferred,
+        duration,
+        files=files,
+        error=error,
+    )

@@ -1,0 +1,61 @@
+"""A dry run: pick the candidate and log every step a real run would take, touching nothing."""
+
+from __future__ import annotations
+
+import logging
+
+from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
+
+from .phases import PhaseFailed
+from .provisioning import candidate_plan, override_plan
+from .run_state import RunState
+
+logger = logging.getLogger(__name__)
+
+
+def dry_run(run: RunState) -> None:
+    run.enter(Phase.PROVISION)
+    if run.request.offline:
+        plan = override_plan(run) or offline_candidate(run.spec)
+    else:
+        assert run.backend is not None
+        plan = candidate_plan(run, run.backend.cloud)
+    if not plan.candidates:
+        raise PhaseFailed(plan.no_candidate_message())
+    run.candidate = plan.candidates[0]
+    request = pod_request(run.spec, run.candidate, name=run.job.run_id)
+    logger.info(
+        "[dry-run] would create pod %s: %s x%d in %s, image %s",
+        request.name,
+        request.gpu_id,
+        request.gpu_count,
+        request.datacenter_id,
+        request.image,
+    )
+    job = run.job
+    for label, commands in (("setup", job.setup), ("preflight", job.all_preflight)):
+        for command in commands:
+            logger.info("[dry-run] would run %s: %s", label, run.redact(command.command))
+    for secret in job.secrets:
+        logger.info("[dry-run] would write secret %s to %s", secret.name, secret.destination)
+    for staging in job.staging:
+        logger.info(
+            "[dry-run] would push %s -> %s (excludes: %s)",
+            staging.source,
+            staging.destination,
+            ", ".join(staging.excludes) or "none",
+        )
+    logger.info("[dry-run] would launch %s, log %s", job.run.script_path, job.run.log_path)
+    for artifact in job.artifacts:
+        logger.info(
+            "[dry-run] would pull %s -> %s%s",
+            artifact.remote_path,
+            artifact.local_path,
+            " (--delete)" if artifact.delete else "",
+        )
+    logger.info(
+        "[dry-run] then %s on success, %s on failure",
+        run.spec.lifecycle.on_success,
+        run.spec.lifecycle.on_failure,
+    )

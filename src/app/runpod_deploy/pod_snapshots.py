@@ -1,0 +1,72 @@
+"""Telemetry snapshots of the pod at the start and end of a run (describe, uname/python,
+nvidia-smi, dmesg), each written as a file in the run directory when the config asks for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import attrs
+
+from pegboard.domain.errors import PortError
+from pegboard.domain.ports.gpu_cloud import PodStatus
+
+from .run_state import RunState
+
+logger = logging.getLogger(__name__)
+
+
+def capture_start(run: RunState) -> None:
+    telemetry = run.spec.telemetry
+    if not telemetry.enabled:
+        return
+    if telemetry.capture_pod_describe and run.status is not None:
+        run.recorder.snapshot("pod_describe_start.json", _describe(run.status))
+    if telemetry.capture_remote_env:
+        uname = _remote_text(run, "uname -a")
+        python = _remote_text(run, "python3 --version 2>&1 || python --version 2>&1")
+        run.recorder.snapshot(
+            "remote_env.json",
+            json.dumps(
+                {"remote_uname": uname.strip(), "remote_python_version": python.strip()},
+                indent=2,
+            ),
+        )
+    if telemetry.capture_nvidia_smi:
+        text = _remote_text(run, "nvidia-smi", quiet_failure=True)
+        if text:
+            run.recorder.snapshot("nvidia_smi_start.txt", text)
+
+
+def capture_end(run: RunState) -> None:
+    telemetry = run.spec.telemetry
+    if not telemetry.enabled or run.shell is None:
+        return
+    if telemetry.capture_nvidia_smi:
+        text = _remote_text(run, "nvidia-smi", quiet_failure=True)
+        if text:
+            run.recorder.snapshot("nvidia_smi_end.txt", text)
+    if telemetry.capture_dmesg:
+        text = _remote_text(run, "dmesg 2>/dev/null | tail -n 200", quiet_failure=True)
+        if text:
+            run.recorder.snapshot("dmesg_tail.txt", text)
+
+
+def _remote_text(run: RunState, command: str, *, quiet_failure: bool = False) -> str:
+    if run.shell is None:
+        return ""
+    try:
+        result = run.shell.run(command, timeout=30)
+    except PortError as exc:
+        logger.debug("[telemetry] %s failed: %s", command, exc)
+        return ""
+    if result.exit_code != 0 and quiet_failure:
+        return ""
+    return result.stdout.decode(errors="replace")
+
+
+def _describe(status: PodStatus) -> str:
+    data: dict[str, Any] = attrs.asdict(status)
+    return json.dumps(data, indent=2)

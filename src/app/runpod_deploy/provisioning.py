@@ -1,0 +1,207 @@
+"""Getting a pod for a run: the GPU x datacenter candidate plan, create with failover to the
+next candidate, the lookup by name after a create that may have left a pod behind, resuming a
+paused pod (recycle), and the pod pointer (state file) written the moment a pod id exists.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.provisioning import (
+    Candidate,
+    CandidatePlan,
+    decide_resume,
+    override_candidate,
+    plan_candidates,
+    pod_request,
+)
+from pegboard.domain.gpujob.records import pod_pointer
+from pegboard.domain.gpujob.spec import LifecycleAction
+from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
+
+from .phases import PhaseFailed
+from .run_state import RunState
+
+logger = logging.getLogger(__name__)
+
+
+def override_plan(run: RunState) -> CandidatePlan | None:
+    """`--gpu-id` with `--datacenter-id` names the one candidate, skipping the stock check."""
+    if run.request.gpu_id and run.request.datacenter_id:
+        return override_candidate(run.request.gpu_id, run.request.datacenter_id)
+    return None
+
+
+def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
+    override = override_plan(run)
+    if override is not None:
+        return override
+    pod = run.spec.pod
+    stock = cloud.gpu_availability(
+        gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=str(pod.cloud_type)
+    )
+    prices: dict[str, float] = {}
+    try:
+        prices = cloud.gpu_prices(cloud_type=str(pod.cloud_type), spot=pod.spot)
+    except PortError as exc:
+        logger.warning("[provision] GPU prices unavailable (%s); price cap not checked", exc)
+    if run.request.max_gpu_price_usd is not None and not prices:
+        logger.warning("[provision] no GPU prices known: --max-gpu-price cannot be checked")
+    plan = plan_candidates(
+        gpu_order=pod.gpu_order,
+        datacenters=pod.datacenters,
+        stock=stock,
+        prices=prices,
+        max_gpu_price_usd=run.request.max_gpu_price_usd,
+    )
+    for skipped in plan.skipped:
+        logger.info(
+            "[provision] skip %s @ %s: %s",
+            skipped.gpu_id,
+            skipped.datacenter_id,
+            skipped.reason,
+        )
+    return plan
+
+
+def provision(run: RunState) -> None:
+    """Resume the paused pod (recycle) or create one, trying each candidate in turn."""
+    run.enter(Phase.PROVISION)
+    assert run.backend is not None
+    cloud = run.backend.cloud
+    plan = candidate_plan(run, cloud)
+    if not plan.candidates:
+        raise PhaseFailed(plan.no_candidate_message())
+    if run.spec.lifecycle.on_success is LifecycleAction.RECYCLE and _try_resume(
+        run, cloud, plan.candidates[0]
+    ):
+        return
+    errors: list[str] = []
+    for index, candidate in enumerate(plan.candidates):
+        request = pod_request(run.spec, candidate, name=run.job.run_id)
+        logger.info(
+            "[provision] creating pod on %s @ %s", candidate.gpu_id, candidate.datacenter_id
+        )
+        try:
+            handle = cloud.create_pod(request)
+        except CreateOutcomeUnknown as exc:
+            recovered = _recover_after_bad_create(run, cloud, request.name, exc)
+            if recovered is not None:
+                _adopt(run, recovered.pod_id, candidate)
+                return
+            errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
+        except PortError as exc:
+            errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
+        else:
+            _adopt(run, handle.pod_id, candidate)
+            return
+        following = plan.candidates[index + 1] if index + 1 < len(plan.candidates) else None
+        if following is not None:
+            run.recorder.event(
+                "datacenter_failover",
+                **{"from": candidate.datacenter_id, "to": following.datacenter_id},
+                from_gpu_id=candidate.gpu_id,
+                to_gpu_id=following.gpu_id,
+                reason=errors[-1],
+            )
+    raise PhaseFailed("pod create failed on every candidate: " + "; ".join(errors))
+
+
+def _recover_after_bad_create(
+    run: RunState, cloud: GpuCloud, name: str, error: Exception
+) -> PodStatus | None:
+    logger.warning(
+        "[provision] create failed after it may have made a pod (%s); looking it up by name %s",
+        error,
+        name,
+    )
+    try:
+        found = cloud.find_pods(name=name)
+    except PortError as exc:
+        run.left_behind.append(
+            f"a pod named {name!r} may exist (create failed: {error}; lookup failed: {exc}); "
+            "check the provider's pod list"
+        )
+        return None
+    for extra in found[1:]:
+        run.left_behind.append(f"extra pod {extra.pod_id} named {name!r}")
+    return found[0] if found else None
+
+
+def _adopt(run: RunState, pod_id: str, candidate: Candidate) -> None:
+    run.pod_id = pod_id
+    run.candidate = candidate
+    write_pointer(run, "CREATED")
+    run.recorder.event(
+        "gpu_selected", gpu_id=candidate.gpu_id, datacenter_id=candidate.datacenter_id
+    )
+    run.recorder.event("pod_created", pod_id=pod_id)
+    logger.info("[provision] pod %s (state file %s)", pod_id, run.job.state_file)
+
+
+def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
+    pointer = run.pointer.read()
+    if pointer is None or pointer.get("provider", cloud.provider) != cloud.provider:
+        return False
+    old = str(pointer.get("pod_id", ""))
+    if run.request.force_fresh:
+        logger.info("[recycle] --force-fresh: deleting paused pod %s", old)
+        _terminate_quietly(run, cloud, old)
+        run.pointer.remove_if_points_at(old)
+        return False
+    try:
+        status: PodStatus | None = cloud.get_pod(old)
+    except NotFound:
+        status = None
+    decision = decide_resume(
+        pointer=pointer, status=status, candidate=first, image=run.spec.pod.image
+    )
+    logger.info("[recycle] %s: %s", old, decision.reason)
+    if decision.terminate_old:
+        _terminate_quietly(run, cloud, old)
+        run.pointer.remove_if_points_at(old)
+    if not decision.resume:
+        if status is None:
+            run.pointer.remove_if_points_at(old)
+        return False
+    try:
+        cloud.resume_pod(old, gpu_count=run.spec.pod.gpu_count)
+    except PortError as exc:
+        logger.warning("[recycle] resume of %s failed (%s); creating a fresh pod", old, exc)
+        return False
+    run.resumed = True
+    _adopt(run, old, first)
+    run.recorder.event(
+        "pod_resumed", pod_id=old, gpu_id=first.gpu_id, datacenter_id=first.datacenter_id
+    )
+    return True
+
+
+def _terminate_quietly(run: RunState, cloud: GpuCloud, pod_id: str) -> None:
+    try:
+        cloud.terminate_pod(pod_id)
+    except PortError as exc:
+        logger.warning("[recycle] could not delete pod %s: %s", pod_id, exc)
+        run.left_behind.append(f"old pod {pod_id} could not be deleted: {exc}")
+
+
+def write_pointer(run: RunState, status: str, *, lifecycle_action: str | None = None) -> None:
+    """The pod pointer (state file), rewritten atomically whenever the pod's state changes."""
+    assert run.pod_id is not None and run.candidate is not None and run.backend
+    run.pointer.write(
+        pod_pointer(
+            pod_id=run.pod_id,
+            provider=run.backend.cloud.provider,
+            gpu_id=run.candidate.gpu_id,
+            datacenter_id=run.candidate.datacenter_id,
+            image=run.spec.pod.image,
+            run_id=run.job.run_id,
+            run_dir=run.job.run_dir,
+            config_path=run.job.config_path,
+            status=status,
+            updated_at=run.clock.now(),
+            lifecycle_action=lifecycle_action,
+        )
+    )

@@ -1,0 +1,58 @@
+"""After the run: delete what it created (or, with --keep, say how to inspect it), then sweep."""
+
+from __future__ import annotations
+
+from pegboard.domain.errors import PortError
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.cluster import Cluster, ResourceKind
+from pegboard.domain.squarepeg.resolved_run import ResolvedRun
+
+from .status import StatusUI
+from .sweep import sweep_after_run
+
+
+def delete_or_keep(
+    cluster: Cluster,
+    ui: StatusUI,
+    resolved: ResolvedRun,
+    *,
+    kind: ResourceKind,
+    name: str,
+    namespace: str,
+    pod_name: str | None,
+) -> None:
+    """Delete the run's Pod or Job; a failure only warns, since the container's code stands."""
+    word = kind.value.lower()
+    if resolved.keep:
+        pod = pod_name or f"job/{name}"
+        ui.step(f"kept {word} {name}; inspect it with:")
+        ui.detail(f"kubectl describe {word} {name} -n {namespace}")
+        ui.detail(f"kubectl logs {pod} -n {namespace} -c {resolved.container_name}")
+        return
+    try:
+        deleted = cluster.delete(kind, name, namespace=namespace, propagation="Background")
+    except PortError as exc:
+        # The container's code stands; say how to finish the job by hand.
+        ui.warn(
+            f"could not delete {word} {name}: {exc}; "
+            f"delete it with 'kubectl delete {word} {name} -n {namespace}'"
+        )
+        return
+    ui.detail(f"deleted {word} {name}" if deleted else f"{word} {name} was already gone")
+
+
+def sweep_if_enabled(
+    cluster: Cluster, clock: Clock, ui: StatusUI, resolved: ResolvedRun, *, namespace: str
+) -> None:
+    """Remove orphans of earlier runs (never this run's own resources), unless disabled."""
+    if not resolved.sweep.enabled:
+        return
+    sweep_after_run(
+        cluster,
+        clock,
+        ui,
+        namespace=namespace,
+        created_by=resolved.created_by,
+        min_age_seconds=resolved.sweep.min_age_seconds,
+        exclude_run_id=resolved.run_id,
+    )

@@ -1,0 +1,304 @@
+"""Following one pod from start to end: wait for it to start (failing fast, surfacing events),
+stream its log in a LogPump thread, wait for its container to end, and read its exit code.
+
+The main thread only waits on the message queue (pod events, watch ends and errors, the pump
+finishing, an interrupt), so a first Ctrl-C ends the wait at once. In Job mode each retry pod is
+followed by a new PodAttempt; the earlier one is retired and its messages become stale.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import BinaryIO
+
+import attrs
+
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
+from pegboard.domain.squarepeg.exit_codes import (
+    RUNNER_FAILED,
+    ExitOutcome,
+    exit_outcome,
+    terminated_state,
+)
+from pegboard.domain.squarepeg.fail_fast import (
+    TERMINAL_PHASES,
+    Startup,
+    looks_blocked,
+    startup_state,
+    stuck_container,
+)
+from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
+from pegboard.domain.squarepeg.resolved_run import ResolvedRun
+
+from .job_pods import FollowedPod
+from .log_pump import LogPump
+from .pod_watch import LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher, pod_selectors
+from .run_outcome import RunOutcome
+from .startup_events import EventSurfacer, Involved, start_event_polling
+from .status import StatusUI
+
+PUMP_STALL_SECONDS = 30.0  # after the container ended: no log bytes for this long -> stop
+
+
+@attrs.frozen
+class FollowContext:
+    """What following a pod needs from the run; fixed once the Pod or Job exists."""
+
+    resolved: ResolvedRun
+    cluster: Cluster
+    clock: Clock
+    ui: StatusUI
+    stdout: BinaryIO
+    namespace: str
+    name: str  # the Pod or Job created
+    job_uid: str | None
+    interrupted: threading.Event  # set by the first Ctrl-C
+    stop_background: threading.Event
+    messages: queue.Queue[Message]
+    watcher: PodWatcher
+    pod: FollowedPod
+    events: EventSurfacer
+    job_finished: Callable[[], bool]
+    reconnect_policy: ReconnectPolicy | None
+    event_poll_first: float
+    event_poll_every: float
+    pump_stall_seconds: float
+    log_end_grace: float | None
+
+
+class PodAttempt:
+    """One pod followed to its end; `follow()` returns its outcome."""
+
+    def __init__(self, ctx: FollowContext, *, previous: RunOutcome | None = None) -> None:
+        self.ctx = ctx
+        self.previous = previous  # the failed pod's outcome while awaiting a Job's retry
+        self.container = ctx.resolved.container_name
+        self.pump: LogPump | None = None
+        self.container_done = threading.Event()
+        self.latest: JsonObject | None = None
+        self.started = False
+        self.retired = False
+
+    def stop_pump(self) -> None:
+        if self.pump is not None:
+            self.pump.stop()
+
+    def retire(self) -> None:
+        """A Job's next pod is followed now: stop this one's log and event polling."""
+        self.retired = True
+        self.stop_pump()
+
+    # -- waiting for the start ------------------------------------------------------------------
+
+    def follow(self) -> RunOutcome:
+        ctx = self.ctx
+        timeout = float(ctx.resolved.startup_timeout_seconds)
+        deadline = ctx.clock.monotonic() + timeout
+        self._watch(timeout)
+        self._poll_events()
+        what = "pod" if ctx.resolved.kind is ResourceKind.POD else "job's pod"
+        watch_failures = 0
+        with ctx.ui.waiting(f"waiting for the {what} to start"):
+            while not self.started:
+                if ctx.interrupted.is_set():
+                    return RunOutcome(130, interrupted=True)
+                msg, payload = ctx.messages.get()
+                if msg is Msg.INTERRUPT:
+                    return RunOutcome(130, interrupted=True)
+                if ctx.watcher.is_stale(msg, payload):
+                    continue
+                if msg is Msg.WATCH_END:
+                    previous = self.previous
+                    if previous is not None and ctx.pod.name is None and ctx.job_finished():
+                        return previous  # the Job ended without another pod
+                    remaining = deadline - ctx.clock.monotonic()
+                    if remaining <= 0:
+                        return self._startup_timeout(timeout)
+                    self._watch(remaining)
+                    continue
+                if msg is Msg.WATCH_ERROR:
+                    watch_failures += 1
+                    if watch_failures > WATCH_RETRIES:
+                        return RunOutcome(
+                            RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}"
+                        )
+                    ctx.watcher.renew_after_failure(watch_failures)
+                    continue
+                if msg is not Msg.POD:
+                    continue
+                watch_failures = 0
+                decided = self._on_startup_event(payload)
+                if decided is not None:
+                    return decided
+        return self._await_termination()
+
+    def _on_startup_event(self, event: WatchEvent) -> RunOutcome | None:
+        pod = event.object
+        if not self.ctx.pod.owns(pod):
+            return None
+        if event.type == "DELETED":
+            return self._gone_before_end(pod)
+        self.latest = pod
+        state = startup_state(pod, self.container)
+        if state is Startup.FAILED:
+            stuck = stuck_container(pod)
+            self._surface_events(all_types=True)
+            return RunOutcome(RUNNER_FAILED, error=stuck.describe() if stuck else "failed to start")
+        if state is Startup.WAITING:
+            if looks_blocked(pod):
+                self._surface_events()
+            return None
+        self.started = True
+        own = (pod.get("status") or {}).get("containerStatuses") or []
+        ran = any(
+            s.get("name") == self.container
+            and ({"running", "terminated"} & set(s.get("state") or {}))
+            for s in own
+        )
+        if ran:
+            self.ctx.ui.step(f"pod {self.ctx.pod.name} started; streaming its output")
+            self._start_pump()
+        if self._ended(pod):
+            self.container_done.set()
+        return None
+
+    def _startup_timeout(self, timeout: float) -> RunOutcome:
+        self._surface_events(all_types=True)
+        if self.ctx.pod.name is None:
+            text = f"timed out after {timeout:g}s waiting for job {self.ctx.name} to create its pod"
+        else:
+            text = f"timed out after {timeout:g}s waiting for pod {self.ctx.pod.name} to start"
+        warning = self.ctx.events.last_warning
+        if warning is not None:
+            text += f"; last warning: {warning.reason}: {warning.message}"
+        return RunOutcome(RUNNER_FAILED, error=text)
+
+    # -- waiting for the end --------------------------------------------------------------------
+
+    def _await_termination(self) -> RunOutcome:
+        ctx = self.ctx
+        watch_failures = 0
+        while True:
+            if ctx.interrupted.is_set():
+                return RunOutcome(130, interrupted=True)
+            latest = self.latest
+            if latest is not None and self._ended(latest):
+                self.container_done.set()
+                return self._finish(exit_outcome(latest, self.container))
+            msg, payload = ctx.messages.get()
+            if msg is Msg.INTERRUPT:
+                return RunOutcome(130, interrupted=True)
+            if ctx.watcher.is_stale(msg, payload):
+                continue
+            if msg is Msg.WATCH_END:
+                self._watch(LONG_WATCH_SECONDS)
+            elif msg is Msg.WATCH_ERROR:
+                watch_failures += 1
+                if watch_failures > WATCH_RETRIES:
+                    return RunOutcome(
+                        RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}"
+                    )
+                ctx.watcher.renew_after_failure(watch_failures)
+            elif msg is Msg.POD:
+                watch_failures = 0
+                event: WatchEvent = payload
+                if not ctx.pod.owns(event.object):
+                    continue
+                if event.type == "DELETED" and not self._ended(event.object):
+                    return self._gone_before_end(event.object)
+                self.latest = event.object
+
+    def _finish(self, outcome: ExitOutcome) -> RunOutcome:
+        """The container ended: let the log pump drain, then report its code."""
+        pump = self.pump
+        if pump is not None:
+            last_progress = -1
+            while not pump.finished.is_set():
+                if self.ctx.interrupted.is_set():
+                    return RunOutcome(130, interrupted=True)
+                try:
+                    msg, _ = self.ctx.messages.get(timeout=self.ctx.pump_stall_seconds)
+                except queue.Empty:
+                    if pump.bytes_received == last_progress:
+                        self.ctx.ui.warn(
+                            "the log stream stalled after the container ended; stopping it"
+                        )
+                        pump.stop()
+                        pump.join(1.0)
+                        break
+                    last_progress = pump.bytes_received
+                    continue
+                if msg is Msg.INTERRUPT:
+                    return RunOutcome(130, interrupted=True)
+        if not outcome.terminated:
+            return RunOutcome(RUNNER_FAILED, error=outcome.note or "the container never terminated")
+        return RunOutcome(outcome.code, note=outcome.note)
+
+    def _ended(self, pod: JsonObject) -> bool:
+        phase = (pod.get("status") or {}).get("phase")
+        return phase in TERMINAL_PHASES or terminated_state(pod, self.container) is not None
+
+    def _gone_before_end(self, pod: JsonObject) -> RunOutcome:
+        self.container_done.set()
+        self.stop_pump()
+        if terminated_state(pod, self.container) is not None:
+            return self._finish(exit_outcome(pod, self.container))
+        return RunOutcome(
+            RUNNER_FAILED,
+            error=f"pod {self.ctx.pod.name} was deleted before its container terminated",
+        )
+
+    # -- background threads ---------------------------------------------------------------------
+
+    def _watch(self, timeout: float) -> None:
+        ctx = self.ctx
+        ctx.watcher.watch(
+            timeout,
+            namespace=ctx.namespace,
+            selectors=pod_selectors(ctx.resolved.kind, ctx.name),
+        )
+
+    def _start_pump(self) -> None:
+        ctx = self.ctx
+        assert ctx.pod.name is not None
+        pump = LogPump(
+            cluster=ctx.cluster,
+            clock=ctx.clock,
+            pod=ctx.pod.name,
+            namespace=ctx.namespace,
+            container=self.container,
+            sink=ctx.stdout,
+            notices=ctx.ui,
+            container_done=self.container_done,
+            policy=ctx.reconnect_policy,
+            **({} if ctx.log_end_grace is None else {"end_grace": ctx.log_end_grace}),
+        )
+        pump.on_finished.append(lambda: ctx.messages.put((Msg.PUMP_DONE, None)))
+        self.pump = pump
+        if ctx.interrupted.is_set():
+            return
+        pump.start()
+
+    def _poll_events(self) -> None:
+        if self.ctx.ui.quiet:
+            return
+        start_event_polling(
+            self._surface_events,
+            still_starting=lambda: not self.started and not self.retired,
+            stop=self.ctx.stop_background,
+            first=self.ctx.event_poll_first,
+            every=self.ctx.event_poll_every,
+        )
+
+    def _surface_events(self, *, all_types: bool = False) -> None:
+        """Show Warning events (or, on failure, any event) about our Job and pod once each."""
+        ctx = self.ctx
+        targets: list[Involved] = []
+        if ctx.resolved.kind is ResourceKind.JOB:
+            targets.append((ctx.name, ctx.job_uid))
+        if ctx.pod.name is not None:
+            targets.append((ctx.pod.name, ctx.pod.uid))
+        ctx.events.surface(targets, namespace=ctx.namespace, all_types=all_types)

@@ -12,3 +12,6 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Fixtures for a real sshd on 127.0.0.1 (sshd, start_sshd, ssh_client_key).
+pytest_plugins = ["helpers.sshd"]

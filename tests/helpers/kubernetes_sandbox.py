@@ -72,6 +72,40 @@ def wait_phase(
     return found
 
 
+def sandbox_connection(
+    sandbox: KubernetesSandbox, timeout: float = 10
+) -> http.client.HTTPConnection:
+    """A fresh connection to the sandbox: HTTPS trusting its CA, or plain HTTP."""
+    if sandbox.url.startswith("https:"):
+        return http.client.HTTPSConnection(
+            "127.0.0.1", sandbox.port, timeout=timeout, context=sandbox.client_ssl_context()
+        )
+    return http.client.HTTPConnection("127.0.0.1", sandbox.port, timeout=timeout)
+
+
+def headers_only_request(
+    sandbox: KubernetesSandbox,
+    method: str,
+    path: str,
+    *,
+    content_length: int,
+    token: str | None = None,
+) -> tuple[int, bytes]:
+    """Announce a body of `content_length` bytes, send none, and read the answer (5 s at most):
+    a server that waits for the body before answering fails this with a timeout."""
+    conn = sandbox_connection(sandbox, timeout=5)
+    try:
+        conn.putrequest(method, path)
+        conn.putheader("Authorization", f"Bearer {sandbox.token if token is None else token}")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(content_length))
+        conn.endheaders()
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
 def raw_request(
     sandbox: KubernetesSandbox,
     method: str,
@@ -81,7 +115,7 @@ def raw_request(
     token: str | None = None,
 ) -> tuple[int, bytes]:
     """One request over a fresh connection, bypassing the client (for sinceTime, 401, ...)."""
-    conn = http.client.HTTPConnection("127.0.0.1", sandbox.port, timeout=10)
+    conn = sandbox_connection(sandbox)
     headers = {"Authorization": f"Bearer {sandbox.token if token is None else token}"}
     data = None
     if body is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Resource:
-    """One REST resource (pods, events, batch jobs)."""
+    """One REST resource (pods, events, batch jobs, coordination leases)."""
 
     plural: str
     kind: str
@@ -32,5 +32,6 @@ class Resource:
 PODS = Resource("pods", "Pod", "v1")
 EVENTS = Resource("events", "Event", "v1")
 JOBS = Resource("jobs", "Job", "batch/v1", "batch")
-RESOURCES = {resource.plural: resource for resource in (PODS, EVENTS, JOBS)}
-BY_KIND = {resource.kind: resource for resource in (PODS, EVENTS, JOBS)}
+LEASES = Resource("leases", "Lease", "coordination.k8s.io/v1", "coordination.k8s.io")
+RESOURCES = {resource.plural: resource for resource in (PODS, EVENTS, JOBS, LEASES)}
+BY_KIND = {resource.kind: resource for resource in (PODS, EVENTS, JOBS, LEASES)}

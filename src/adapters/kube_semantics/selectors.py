@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .resources import EVENTS, JOBS, PODS, Resource
+from .resources import EVENTS, JOBS, LEASES, PODS, Resource
 from .status import StatusError
 
 _KEY = re.compile(
@@ -60,6 +60,7 @@ SUPPORTED_FIELDS: dict[Resource, frozenset[str]] = {
             "type",
         }
     ),
+    LEASES: frozenset({"metadata.name", "metadata.namespace"}),
 }
 
 Matcher = Callable[[Mapping[str, Any]], bool]

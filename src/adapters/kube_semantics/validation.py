@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from .resources import JOBS, PODS, Resource
+from .resources import JOBS, LEASES, PODS, Resource
 from .status import Cause, StatusError, invalid
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -212,6 +212,24 @@ def _job_problems(obj: dict[str, Any]) -> list[Cause]:
     return causes
 
 
+def _lease_problems(obj: dict[str, Any]) -> list[Cause]:
+    """ValidateLeaseSpec: a duration must be positive, a transition count not negative."""
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, dict):
+        return [invalid_value("spec", str(spec), "must be an object")]
+    causes: list[Cause] = []
+    for key, minimum, detail in (
+        ("leaseDurationSeconds", 1, "must be greater than 0"),
+        ("leaseTransitions", 0, "must be greater than or equal to 0"),
+    ):
+        value = spec.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < minimum
+        ):
+            causes.append(invalid_value(f"spec.{key}", value, detail))
+    return causes
+
+
 def check_namespace(obj: dict[str, Any], namespace: str) -> None:
     """A body naming another namespace than the request's URL is a 400."""
     body_namespace = (obj.get("metadata") or {}).get("namespace")
@@ -251,6 +269,8 @@ def validate(resource: Resource, obj: dict[str, Any]) -> None:
         causes += _pod_spec_problems(obj.get("spec"), "spec", restart_policies=POD_RESTART_POLICIES)
     elif resource is JOBS:
         causes += _job_problems(obj)
+    elif resource is LEASES:
+        causes += _lease_problems(obj)
     if causes:
         name = str(meta.get("name") or meta.get("generateName") or "")
         raise invalid(resource.kind, name, causes, group=resource.group)

@@ -19,6 +19,7 @@ from .jobs import JobController
 from .kubeconfig import write_kubeconfig
 from .kubelet import Kubelet
 from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
+from .stats import ServerStats
 from .store import EVENTS, JOBS, PODS, JsonObject, Store
 
 
@@ -114,6 +115,11 @@ class KubernetesSandbox:
     @property
     def requests(self) -> list[RecordedRequest]:
         return self._state.requests
+
+    @property
+    def stats(self) -> ServerStats:
+        """Counts of what the server did (requests, LIST bytes, objects scanned, deletes, ...)."""
+        return self._state.stats
 
     @property
     def deletions(self) -> list[Deletion]:

@@ -20,6 +20,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from pegboard.adapters.kube_semantics.defaults import default_object
 from pegboard.adapters.kube_semantics.garbage import check_policy
+from pegboard.adapters.kube_semantics.listing import (
+    MATCH_EXACT,
+    expired_continue,
+    list_page,
+    parse_list_options,
+)
 from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
 from pegboard.adapters.kube_semantics.selectors import selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, success_body
@@ -31,7 +37,8 @@ from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
 from .logs import LogQuery, timestamped_parts
 from .patching import apply_patch
-from .store import JOBS, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
+from .stats import ServerStats
+from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +50,15 @@ _BATCH = re.compile(
     r"^/apis/batch/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>jobs)"
     r"(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
 )
+_COORDINATION = re.compile(
+    r"^/apis/coordination\.k8s\.io/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
+    r"/(?P<plural>leases)(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
+)
 _NAMESPACE = re.compile(r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?/?$")
 _STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
 _WAIT_SLICE = 0.5  # how often streams re-check the stop flag
 _IOV_MAX = 512  # buffers per sendmsg (Linux allows 1024)
+MAX_REQUEST_BODY_BYTES = 3 << 20  # the apiserver's limit (3 MiB): larger bodies are a 413
 
 
 @dataclass
@@ -59,6 +71,10 @@ class RecordedRequest:
     time: float
     connection_id: int
     status: int | None = None
+    verb: str = ""  # get, list, watch, create, update, patch, delete (discovery counts as get)
+    response_bytes: int = 0  # JSON answer size (streams: 0)
+    objects_scanned: int = 0  # objects a LIST (or a watch's initial list) looked at
+    user_agent: str = ""
 
     def params(self) -> dict[str, list[str]]:
         return parse_qs(self.query, keep_blank_values=True)
@@ -84,6 +100,7 @@ class ApiState:
         self.token = token
         self.requests: list[RecordedRequest] = []
         self.deletions: list[Deletion] = []
+        self.stats = ServerStats()
         self.connection_ids = itertools.count(1)
         self.stopping = threading.Event()
         self.port = 0
@@ -137,10 +154,15 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     _status: int | None = None
     _raw_body: bytes = b""
+    _verb = ""
+    _response_bytes = 0
+    _scanned = 0
+    _returned = 0
 
     def setup(self) -> None:
         super().setup()
         self.connection_id = next(self.server.state.connection_ids)
+        self.server.state.stats.connection()
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -163,18 +185,45 @@ class ApiHandler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def _read_body(self) -> bytes:
+        """The request body, at most MAX_REQUEST_BODY_BYTES (else 413, connection closed)."""
         length = self.headers.get("Content-Length")
         if length:
-            return self.rfile.read(int(length))
+            try:
+                size = int(length)
+            except ValueError:
+                raise self._unreadable(400, f"invalid Content-Length {length!r}") from None
+            if size > MAX_REQUEST_BODY_BYTES:
+                raise self._too_large()
+            return self.rfile.read(size)
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             parts = []
-            while (size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)) > 0:
+            total = 0
+            while True:
+                line = self.rfile.readline(64)
+                try:
+                    size = int(line.split(b";")[0].strip() or b"0", 16)
+                except ValueError:
+                    raise self._unreadable(400, "malformed chunked encoding") from None
+                if size <= 0:
+                    break
+                total += size
+                if total > MAX_REQUEST_BODY_BYTES:
+                    raise self._too_large()
                 parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                self.rfile.readline(64)
+            while self.rfile.readline(65536) not in (b"\r\n", b"\n", b""):
                 pass
             return b"".join(parts)
         return b""
+
+    def _unreadable(self, code: int, message: str) -> StatusError:
+        """The rest of the body stays unread: answer, then close the connection."""
+        self.close_connection = True
+        self.server.state.stats.rejected_body()
+        return StatusError(code, message)
+
+    def _too_large(self) -> StatusError:
+        return self._unreadable(413, f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}")
 
     def _json_body(self) -> Any:
         raw = self._raw_body
@@ -190,9 +239,12 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self._status = code
+        self._response_bytes += len(data)
 
     def _start_chunked(self, content_type: str) -> None:
         self.send_response(200)
@@ -223,14 +275,32 @@ class ApiHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path, query = url.path, url.query
         self._status = None
-        self._raw_body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        self._raw_body = b""
+        self._verb = "get"
+        self._response_bytes = self._scanned = self._returned = 0
         record: RecordedRequest | None = None
         if not path.startswith("/sandbox/"):
-            record = RecordedRequest(method, path, query, time.time(), self.connection_id)
+            record = RecordedRequest(
+                method,
+                path,
+                query,
+                time.time(),
+                self.connection_id,
+                user_agent=self.headers.get("User-Agent") or "",
+            )
             state.requests.append(record)
         try:
             try:
-                self._authenticate()
+                # The token first: an unauthenticated client never gets its body read.
+                try:
+                    self._authenticate()
+                except StatusError:
+                    if self.headers.get("Content-Length") or self.headers.get("Transfer-Encoding"):
+                        self.close_connection = True  # its body stays unread
+                        state.stats.rejected_body()
+                    raise
+                if method in ("POST", "PUT", "PATCH", "DELETE"):
+                    self._raw_body = self._read_body()
                 if path.startswith("/sandbox/"):
                     self._control(method, path)
                     return
@@ -257,6 +327,16 @@ class ApiHandler(BaseHTTPRequestHandler):
         finally:
             if record is not None:
                 record.status = self._status
+                record.verb = self._verb
+                record.response_bytes = self._response_bytes
+                record.objects_scanned = self._scanned
+                state.stats.request(
+                    self._verb,
+                    self._status,
+                    response_bytes=self._response_bytes,
+                    scanned=self._scanned,
+                    returned=self._returned,
+                )
 
     def _authenticate(self) -> None:
         header = self.headers.get("Authorization") or ""
@@ -284,6 +364,11 @@ class ApiHandler(BaseHTTPRequestHandler):
             self._send_json(200, state.faults.to_json())
         elif path == "/sandbox/requests" and method == "GET":
             self._send_json(200, [asdict(r) for r in list(state.requests)])
+        elif path == "/sandbox/stats" and method in ("GET", "DELETE"):
+            body = state.stats.to_json()
+            if method == "DELETE":
+                state.stats.reset()
+            self._send_json(200, body)
         elif path == "/sandbox/deletions" and method == "GET":
             self._send_json(200, [asdict(d) for d in list(state.deletions)])
         elif path == "/sandbox/compact" and method == "POST":
@@ -316,12 +401,15 @@ class ApiHandler(BaseHTTPRequestHandler):
     # -- the Kubernetes API ------------------------------------------------------------------------
 
     def _route(self, method: str, path: str, params: dict[str, list[str]]) -> None:
-        match = _CORE.match(path) or _BATCH.match(path)
+        match = _CORE.match(path) or _BATCH.match(path) or _COORDINATION.match(path)
         if match is None:
             self._discovery(method, path)
             return
         resource = RESOURCES[match["plural"]]
         namespace, name, sub = match["ns"], match["name"], match["sub"]
+        if resource is LEASES and sub:
+            raise StatusError(404, "the server could not find the requested resource")
+        self._verb = _verb(method, name, watch=bool(match["watch"] or _flag(params, "watch")))
         if match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
                 raise StatusError(405, f"{method} is not supported for watch")
@@ -349,6 +437,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         port = self.server.state.port
         if method != "GET":
             raise StatusError(404, "the server could not find the requested resource")
+        path = path.rstrip("/") or "/"
         if path == "/version":
             body: Any = {
                 "major": "1",
@@ -384,10 +473,11 @@ class ApiHandler(BaseHTTPRequestHandler):
                 "apiVersion": "v1",
                 "groups": [
                     {
-                        "name": "batch",
-                        "versions": [{"groupVersion": "batch/v1", "version": "v1"}],
-                        "preferredVersion": {"groupVersion": "batch/v1", "version": "v1"},
+                        "name": group,
+                        "versions": [{"groupVersion": f"{group}/v1", "version": "v1"}],
+                        "preferredVersion": {"groupVersion": f"{group}/v1", "version": "v1"},
                     }
+                    for group in ("batch", "coordination.k8s.io")
                 ],
             }
         elif path == "/api/v1":
@@ -405,6 +495,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             body = _resource_list(
                 "batch/v1", [("jobs", "Job", True), ("jobs/status", "Job", False)]
             )
+        elif path == "/apis/coordination.k8s.io/v1":
+            body = _resource_list("coordination.k8s.io/v1", [("leases", "Lease", True)])
         elif match := _NAMESPACE.match(path):
             body = (
                 _namespace(match["name"])
@@ -435,17 +527,44 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _list(
         self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
     ) -> None:
-        predicate = selector_matcher(
-            resource, _param(params, "labelSelector"), _param(params, "fieldSelector")
+        label_selector = _param(params, "labelSelector")
+        field_selector = _param(params, "fieldSelector")
+        predicate = selector_matcher(resource, label_selector, field_selector)
+        options = parse_list_options(
+            limit=_param(params, "limit"),
+            continue_token=_param(params, "continue"),
+            resource_version=_param(params, "resourceVersion"),
+            resource_version_match=_param(params, "resourceVersionMatch"),
         )
-        items, rv = self.server.state.store.list(resource, namespace, predicate)
+        pairs, rv, compacted_rv = self.server.state.store.keyed(resource, namespace)
+        if options.continue_rv is not None and options.continue_rv < compacted_rv:
+            raise expired_continue()
+        if options.resource_version_match == MATCH_EXACT:
+            exact = int(options.resource_version or 0)
+            if exact < compacted_rv:
+                raise StatusError(
+                    410, f"too old resource version: {exact} ({compacted_rv + 1})", reason="Expired"
+                )
+        page = list_page(
+            pairs,
+            predicate,
+            options,
+            resource_version=rv,
+            has_selector=bool(label_selector or field_selector),
+        )
+        metadata: JsonObject = {"resourceVersion": str(options.continue_rv or rv)}
+        if page.continue_token:
+            metadata["continue"] = page.continue_token
+        if page.remaining_item_count is not None:
+            metadata["remainingItemCount"] = page.remaining_item_count
+        self._scanned, self._returned = page.scanned, len(page.items)
         self._send_json(
             200,
             {
                 "kind": resource.list_kind,
                 "apiVersion": resource.api_version,
-                "metadata": {"resourceVersion": str(rv)},
-                "items": items,
+                "metadata": metadata,
+                "items": page.items,
             },
         )
 
@@ -552,6 +671,10 @@ class ApiHandler(BaseHTTPRequestHandler):
             if status is not None:
                 obj["status"] = status
 
+        if resource is LEASES:  # an update is validated like a create
+            preview = deep_copy(current)
+            mutate(preview)
+            validate(resource, preview)
         if dry_run:
             preview = deep_copy(current)
             mutate(preview)
@@ -584,6 +707,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         if start_rv in (None, "", "0"):
             items, rv = store.list(resource, namespace, predicate)
             lines = [_event_line("ADDED", item) for item in items]
+            self._scanned = len(store.keyed(resource, namespace)[0])
         else:
             try:
                 rv = int(start_rv)
@@ -725,6 +849,17 @@ class ApiHandler(BaseHTTPRequestHandler):
             if written:
                 buffers[0] = buffers[0][written:]
         return size
+
+
+def _verb(method: str, name: str | None, *, watch: bool) -> str:
+    """The apiserver's verb for a request, as RBAC and its metrics name it."""
+    if watch:
+        return "watch"
+    if method == "GET":
+        return "get" if name else "list"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
+        method, method.lower()
+    )
 
 
 def _dry_run(params: dict[str, list[str]]) -> bool:

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pegboard.adapters.kube_semantics.defaults import stamp_new_object
-from pegboard.adapters.kube_semantics.resources import EVENTS, JOBS, PODS, RESOURCES, Resource
+from pegboard.adapters.kube_semantics.resources import (
+    EVENTS,
+    JOBS,
+    LEASES,
+    PODS,
+    RESOURCES,
+    Resource,
+)
 from pegboard.adapters.kube_semantics.status import StatusError, already_exists, not_found
 
 JsonObject = dict[str, Any]
@@ -30,6 +37,7 @@ JsonObject = dict[str, Any]
 __all__ = [
     "EVENTS",
     "JOBS",
+    "LEASES",
     "PODS",
     "RESOURCES",
     "Change",
@@ -133,6 +141,23 @@ class Store:
                 buckets = (by_namespace.get(namespace, {}),)
             items = [obj for bucket in buckets for obj in bucket.values() if predicate(obj)]
             return items, self._rv
+
+    def keyed(
+        self, resource: Resource, namespace: str | None
+    ) -> tuple[builtins.list[tuple[str, JsonObject]], int, int]:
+        """Every object of a resource as (etcd-style key, object): `name` within one namespace,
+        `namespace/name` across all; with the current and the compacted resourceVersion."""
+        with self.lock:
+            by_namespace = self._objects.get(resource.plural, {})
+            if namespace is not None:
+                pairs = list(by_namespace.get(namespace, {}).items())
+            else:
+                pairs = [
+                    (f"{ns}/{name}", obj)
+                    for ns, bucket in by_namespace.items()
+                    for name, obj in bucket.items()
+                ]
+            return pairs, self._rv, self._compacted_rv
 
     def find_by_uid(self, uid: str) -> tuple[Resource, JsonObject] | None:
         with self.lock:

@@ -202,6 +202,7 @@ class KubernetesCluster:
         query: builtins.list[tuple[str, Any]] | None = None,
         body: Mapping[str, Any] | None = None,
         timeout: tuple[float, float] | None = None,
+        content_type: str = "application/json",
     ) -> Any:
         """Send one request; a 2xx urllib3 response (unread), or the mapped PortError."""
         from kubernetes.client.exceptions import ApiException
@@ -209,7 +210,7 @@ class KubernetesCluster:
         api = self._client()
         headers = {"Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         try:
             request = api.param_serialize(
                 method=method,
@@ -475,6 +476,16 @@ class KubernetesCluster:
             item.setdefault("kind", "Event")
             item.setdefault("apiVersion", "v1")
         return items
+
+    def patch(
+        self, kind: ResourceKind, name: str, patch: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        return self._json(
+            "PATCH",
+            self._path(kind, namespace, name),
+            body=patch,
+            content_type="application/merge-patch+json",
+        )
 
     def delete(
         self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"

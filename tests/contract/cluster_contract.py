@@ -213,6 +213,35 @@ class ClusterContract:
         wait_gone(harness, ResourceKind.POD, name)
         assert not harness.cluster.delete(ResourceKind.POD, name, namespace=harness.namespace)
 
+    def test_merge_patch_sets_and_removes_annotations(self, harness: ClusterDriver) -> None:
+        name = unique("patch")
+        harness.cluster.create(harness.pod(name, exit_code=None), namespace=harness.namespace)
+        ns = harness.namespace
+        key = "squarepeg.io/runner-alive-until"
+        patched = harness.cluster.patch(
+            ResourceKind.POD,
+            name,
+            {"metadata": {"annotations": {key: "2030-01-01T00:00:00Z", "other": "x"}}},
+            namespace=ns,
+        )
+        assert patched["metadata"]["annotations"][key] == "2030-01-01T00:00:00Z"
+        assert patched["metadata"]["name"] == name
+        harness.cluster.patch(
+            ResourceKind.POD, name, {"metadata": {"annotations": {"other": None}}}, namespace=ns
+        )
+        read = harness.cluster.read(ResourceKind.POD, name, namespace=ns)
+        assert read is not None
+        assert read["metadata"]["annotations"] == {key: "2030-01-01T00:00:00Z"}
+        assert read["spec"]["containers"][0]["name"] == "main"  # the rest is untouched
+        harness.cluster.delete(ResourceKind.POD, name, namespace=ns)
+
+    def test_patch_of_a_missing_object_is_not_found(self, harness: ClusterDriver) -> None:
+        with pytest.raises(NotFound) as caught:
+            harness.cluster.patch(
+                ResourceKind.JOB, "nope", {"metadata": {"labels": {"a": "b"}}}, namespace="default"
+            )
+        assert caught.value.status == 404
+
     # ------------------------------------------------------------------ selectors
 
     def test_list_filters_by_label_and_field_selectors(self, harness: ClusterDriver) -> None:

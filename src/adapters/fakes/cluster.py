@@ -38,14 +38,24 @@ from .cluster_jobs import FakeJobsController
 from .cluster_kubelet import FakeKubelet, PodMatcher, name_matcher
 from .cluster_logs import FakeLogStream, PodLogs, read_log
 from .cluster_script import PodScript, Step
-from .cluster_store import FakeStore, clone
+from .cluster_store import FakeStore, clone, merge_patch_into
 from .cluster_time import SteppableClock, VirtualSchedule
 from .cluster_watch import watch_events
 
 __all__ = ["FakeCluster", "FakeLogStream", "FakeRequest", "PodMatcher", "SteppableClock"]
 
 _OPERATIONS = frozenset(
-    {"target", "create", "read", "list", "watch", "stream_logs", "list_events", "delete"}
+    {
+        "target",
+        "create",
+        "read",
+        "list",
+        "watch",
+        "stream_logs",
+        "list_events",
+        "patch",
+        "delete",
+    }
 )
 
 
@@ -367,6 +377,19 @@ class FakeCluster:
                     if e["metadata"]["namespace"] == namespace and matches(e)
                 ]
             )
+
+    def patch(
+        self, kind: ResourceKind, name: str, patch: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        self._begin(FakeRequest("patch", kind.value, namespace, name, {"patch": patch}))
+        with self._cond, _as_port_errors():
+            obj = self._store.get(kind.value, namespace, name)
+            if obj is None:
+                raise not_found(BY_KIND[kind.value], name)
+            body = copy.deepcopy(dict(patch))  # user input: any JSON-like values
+            result = clone(self._store.update(obj, lambda o: merge_patch_into(o, body)))
+        self._schedule.catch_up()
+        return result
 
     def delete(
         self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"

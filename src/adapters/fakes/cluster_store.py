@@ -53,6 +53,27 @@ def clone(value: _T) -> _T:
     return value
 
 
+def merge_patch_into(target: JsonObject, patch: JsonObject) -> None:
+    """Apply a JSON merge patch (RFC 7386) in place: null removes a key, objects merge, the rest
+    replaces. uid, name, namespace and creationTimestamp stay the server's."""
+    kept = {k: target["metadata"].get(k) for k in ("uid", "name", "namespace", "creationTimestamp")}
+
+    def merge(into: JsonObject, change: JsonObject) -> None:
+        for key, value in change.items():
+            if value is None:
+                into.pop(key, None)
+            elif isinstance(value, dict) and isinstance(into.get(key), dict):
+                merge(into[key], value)
+            elif isinstance(value, dict):
+                into[key] = {}
+                merge(into[key], value)
+            else:
+                into[key] = clone(value)
+
+    merge(target, patch)
+    target.setdefault("metadata", {}).update({k: v for k, v in kept.items() if v is not None})
+
+
 def fake_hex(seed: str, length: int) -> str:
     """Deterministic hex derived from a seed (event names, container ids)."""
     return hashlib.sha256(seed.encode()).hexdigest()[:length]

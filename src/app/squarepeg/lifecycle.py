@@ -19,6 +19,7 @@ from pegboard.domain.squarepeg.create_errors import create_failure_message
 from pegboard.domain.squarepeg.exit_codes import RUNNER_FAILED, exit_outcome, terminated_state
 from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
+from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 
 from .cleanup import delete_or_keep, sweep_if_enabled
 from .interrupts import Abandoned, TwoStageInterrupt
@@ -26,6 +27,7 @@ from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
 from .run_outcome import RunOutcome
+from .runner_heartbeat import RunnerHeartbeat
 from .startup_events import EVENT_POLL_EVERY, EVENT_POLL_FIRST, EventSurfacer
 from .status import StatusUI, raw_stderr_line
 
@@ -173,7 +175,9 @@ class RunLifecycle:
     def _create(self) -> RunOutcome | None:
         self.ui.step(f"creating {self._kind_word()} {self.name!r} in namespace {self.namespace!r}")
         try:
-            created = self.cluster.create(self.resolved.manifest, namespace=self.namespace)
+            # Held by this live runner from the first instant: no sweep deletes what it reads.
+            manifest = with_runner_hold(self.resolved.manifest, self.clock.now())
+            created = self.cluster.create(manifest, namespace=self.namespace)
         except PortError as exc:
             # Nothing of ours exists: a 409 means someone else's resource, never ours to delete.
             message = create_failure_message(
@@ -192,6 +196,15 @@ class RunLifecycle:
         else:
             self._pod.name = self.name
             self._pod.uid = meta.get("uid")
+        RunnerHeartbeat(
+            self.cluster,
+            self.clock,
+            kind=self.kind,
+            name=self.name,
+            namespace=self.namespace,
+            stop=self._stop_background,
+            notice=self.ui.detail,
+        ).start()
         return None  # an interrupt during create is noticed at once by the wait
 
     # -- following the pod, and the Job's retries --------------------------------------------------

@@ -122,6 +122,15 @@ class Cluster(Protocol):
         """Events about one object (by name, and uid when given)."""
         ...
 
+    def patch(
+        self, kind: ResourceKind, name: str, patch: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        """Apply a JSON merge patch (RFC 7386, `application/merge-patch+json`); the object after it.
+
+        Raises NotFound when the object does not exist.
+        """
+        ...
+
     def delete(
         self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"
     ) -> bool:

@@ -11,6 +11,9 @@ MANAGED_BY = "app.kubernetes.io/managed-by"
 RUN_ID = "squarepeg.io/run-id"
 CREATED_BY = "squarepeg.io/created-by"
 KEEP = "squarepeg.io/keep"
+# Annotation (not a label: it changes every renewal, and selectors never need it): until when the
+# runner that created the resource promises to be alive. See runner_heartbeat.py.
+RUNNER_ALIVE_UNTIL = "squarepeg.io/runner-alive-until"
 
 MANAGED_BY_VALUE = "squarepeg"
 KEEP_VALUE = "true"

@@ -3,8 +3,9 @@
 Two categories (the seed's): *finished* (a terminal phase or Job condition, older than the
 minimum age since it finished) and *stuck* (Pending on a fail-fast reason, older than the
 minimum age since creation). Jobs are judged by their conditions, or by a stuck child when they
-have none yet; Job-owned pods are never deleted directly. Kept resources, other users' and the
-current run's are never touched.
+have none yet; Job-owned pods are never deleted directly. Kept resources, other users', the
+current run's and those whose runner is still alive (its heartbeat annotation has not run out,
+see runner_heartbeat.py) are never touched.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.fail_fast import TERMINAL_PHASES, stuck_container
+from pegboard.domain.squarepeg.runner_heartbeat import held_by_live_runner
 from pegboard.domain.squarepeg.timestamps import format_age, parse_rfc3339_seconds
 
 JOB_NAME_LABEL = "job-name"
@@ -70,6 +72,8 @@ def plan_sweep(
             and own.get(labels.CREATED_BY) == created_by
             and labels.KEEP not in own
             and (exclude_run_id is None or own.get(labels.RUN_ID) != exclude_run_id)
+            # A live runner may still be reading it (a finished pod's log goes with the pod).
+            and not held_by_live_runner(obj, now=now)
         )
 
     decisions: list[SweepDecision] = []

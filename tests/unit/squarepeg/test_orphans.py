@@ -215,3 +215,30 @@ def test_min_age_zero_takes_everything_finished() -> None:
 )
 def test_format_age(seconds: float, text: str) -> None:
     assert format_age(seconds) == text
+
+
+def held(until: str) -> dict[str, Any]:
+    return {"annotations": {labels.RUNNER_ALIVE_UNTIL: until}}
+
+
+def test_a_finished_pod_whose_runner_is_alive_is_never_swept() -> None:
+    # Issue 7 item 2: a live runner may still be reading the log, which goes with the pod.
+    result = plan(
+        [
+            pod("read-now", "Succeeded", **held("2024-01-01T12:01:30Z")),
+            pod("runner-died", "Succeeded", **held("2024-01-01T11:59:59Z")),
+            pod("stuck-read", "Pending", statuses=stuck(), **held("2024-01-01T12:00:01Z")),
+            pod("garbled", "Failed", **held("soon")),
+        ],
+        min_age=0,
+    )
+    assert sorted(result) == ["pod/garbled", "pod/runner-died"]
+
+
+def test_a_job_whose_runner_is_alive_is_never_swept() -> None:
+    done = {"conditions": [{"type": "Complete", "status": "True"}]}
+    jobs = [
+        {"metadata": meta("live", **held("2024-01-01T12:00:30Z")), "status": done},
+        {"metadata": meta("dead", **held("2024-01-01T11:00:00Z")), "status": done},
+    ]
+    assert list(plan(jobs=jobs, min_age=0)) == ["job/dead"]

@@ -174,6 +174,18 @@ def delete_pod(env: dict[str, str], name: str) -> None:
     )
 
 
+def expire_runner_hold(env: dict[str, str], name: str) -> None:
+    """As if the hold's 90 s had passed since the killed runner's last renewal."""
+    from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+    from pegboard.domain.ports.cluster import ResourceKind
+    from pegboard.domain.squarepeg.labels import RUNNER_ALIVE_UNTIL
+
+    past = {"metadata": {"annotations": {RUNNER_ALIVE_UNTIL: "2020-01-01T00:00:00Z"}}}
+    KubernetesCluster(env={"KUBECONFIG": env["KUBECONFIG"]}).patch(
+        ResourceKind.POD, name, past, namespace="default"
+    )
+
+
 def test_keep_prints_the_commands(sandbox: KubernetesSandbox, env: dict[str, str]) -> None:
     result = squarepeg(
         env, "run", "--keep", "--name", f"kept-{secrets.token_hex(3)}", "alpine", "true"
@@ -209,6 +221,10 @@ def test_sigkilled_runner_leftover_is_swept_by_the_next_run(
 
     config = tmp_path / "sweep.yaml"
     config.write_text("orphan_sweep_min_age: 0\n")
+    # Held by its runner until the hold runs out (90 s after the last renewal), even at age 0.
+    held = squarepeg(env, "clean", "--dry-run", "--config", str(config))
+    assert held.returncode == 0 and held.stdout == b""
+    expire_runner_hold(env, name)
     dry = squarepeg(env, "clean", "--dry-run", "--config", str(config))
     assert dry.returncode == 0
     assert dry.stdout.decode().startswith(f"pod/{name}  finished  succeeded ")

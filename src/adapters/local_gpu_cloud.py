@@ -7,6 +7,8 @@ sync are LocalShell and LocalFileSync on the same directory. A stopped pod recor
 stopped (`ls-stale` ages it from then).
 Lifecycle actions: stop kills the pod's detached processes and keeps its directory (EXITED),
 resume marks it RUNNING again, terminate kills them and removes the directory.
+Network volumes are emulated simply: any name is a volume (id `local-volume-<name>`) that every
+datacenter reaches (`datacenter_id` None), and a pod using it gets its own directory as usual.
 See LocalPodPaths for the layout and the path mapping.
 """
 
@@ -30,6 +32,7 @@ from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
     GpuStock,
+    NetworkVolume,
     PodHandle,
     PodRequest,
     PodStatus,
@@ -41,6 +44,7 @@ logger = logging.getLogger(__name__)
 LOCAL_PROVIDER = "local"
 # What `datacenter_stock` lists: the GPU the examples name (any requested GPU is in stock too).
 LOCAL_GPU_ID = "LOCAL-GPU"
+LOCAL_VOLUME_PREFIX = "local-volume-"
 
 
 class LocalGpuCloud:
@@ -75,6 +79,12 @@ class LocalGpuCloud:
         self, *, datacenter_ids: Sequence[str], cloud_type: str
     ) -> builtins.list[GpuStock]:
         return [GpuStock(LOCAL_GPU_ID, dc, "high") for dc in datacenter_ids]
+
+    def network_volume(self, id_or_name: str) -> NetworkVolume | None:
+        name = id_or_name.removeprefix(LOCAL_VOLUME_PREFIX)
+        return NetworkVolume(
+            volume_id=LOCAL_VOLUME_PREFIX + name, name=name, datacenter_id=None, size_gb=None
+        )
 
     def create_pod(self, request: PodRequest) -> PodHandle:
         pod_id = self._new_id()

@@ -5,6 +5,7 @@
     cloud.fail_create_after_pod_exists("A6000")           # pod exists, create raises anyway
     cloud.never_ready()                                   # pods never publish ssh
     cloud.fail_next("get_pod", Transient("502"))          # any method, once
+    cloud.add_volume("models", "EU-RO-1")                 # a network volume (id fakevol-...)
 
 Pod ids are deterministic (fakepod-0001, ...). Inspect `pods`, `calls` and `live_pods()`.
 Stock not listed in `stock` is `default_stock` ("high"); `datacenter_stock` lists only the GPUs
@@ -25,8 +26,10 @@ from pegboard.domain.ports.gpu_cloud import (
     POD_RUNNING,
     POD_STARTING,
     POD_TERMINATED,
+    AmbiguousVolume,
     CreateOutcomeUnknown,
     GpuStock,
+    NetworkVolume,
     NoCapacity,
     PodHandle,
     PodRequest,
@@ -74,6 +77,7 @@ class FakeGpuCloud:
         self._create_failures: list[tuple[str | None, str | None, PegboardError, bool]] = []
         self._failures: dict[str, list[PegboardError]] = {}
         self._counter = 0
+        self.volumes: list[NetworkVolume] = []
 
     # --- scripting ---------------------------------------------------------------------------
     def set_stock(self, gpu_id: str, datacenter_id: str, stock: str) -> None:
@@ -95,6 +99,19 @@ class FakeGpuCloud:
         """The next create on this candidate makes the pod, then raises CreateOutcomeUnknown."""
         failure = CreateOutcomeUnknown("create returned 502 after the pod was created")
         self._create_failures.append((gpu_id, datacenter_id, failure, True))
+
+    def add_volume(
+        self, name: str, datacenter_id: str, *, volume_id: str | None = None, size_gb: int = 50
+    ) -> NetworkVolume:
+        """A network volume of the account (several may share a name, as on RunPod)."""
+        volume = NetworkVolume(
+            volume_id=volume_id or f"fakevol-{len(self.volumes) + 1:04d}",
+            name=name,
+            datacenter_id=datacenter_id,
+            size_gb=size_gb,
+        )
+        self.volumes.append(volume)
+        return volume
 
     def never_ready(self) -> None:
         self.ready_after = None
@@ -139,6 +156,17 @@ class FakeGpuCloud:
             for (gpu, where), level in sorted(self.stock.items())
             if where == dc
         ]
+
+    def network_volume(self, id_or_name: str) -> NetworkVolume | None:
+        self._enter("network_volume", id_or_name)
+        for volume in self.volumes:
+            if volume.volume_id == id_or_name:
+                return volume
+        named = [volume for volume in self.volumes if volume.name == id_or_name]
+        if len(named) > 1:
+            where = ", ".join(f"{v.volume_id} in {v.datacenter_id}" for v in named)
+            raise AmbiguousVolume(f"{len(named)} network volumes are named {id_or_name!r}: {where}")
+        return named[0] if named else None
 
     def create_pod(self, request: PodRequest) -> PodHandle:
         self._enter("create_pod", request.name, request.gpu_id, request.datacenter_id)

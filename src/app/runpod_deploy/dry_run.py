@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.secret_sources import missing_secret_sources
+from pegboard.domain.gpujob.spec import StorageMode
 from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
 
 from .phases import PhaseFailed
@@ -15,6 +18,13 @@ logger = logging.getLogger(__name__)
 
 
 def dry_run(run: RunState) -> None:
+    if run.request.offline:
+        # No value is read offline, but a missing source fails here as `run` would (0.8.4 did).
+        missing = missing_secret_sources(
+            run.job.secrets, is_set=run.deps.environ.__contains__, is_file=os.path.isfile
+        )
+        if missing:
+            raise PhaseFailed("; ".join(item.message for item in missing))
     run.enter(Phase.PROVISION)
     if run.request.offline:
         plan = override_plan(run) or offline_candidate(run.spec)
@@ -24,7 +34,9 @@ def dry_run(run: RunState) -> None:
     if not plan.candidates:
         raise PhaseFailed(plan.no_candidate_message())
     run.candidate = plan.candidates[0]
-    request = pod_request(run.spec, run.candidate, name=run.job.run_id)
+    request = pod_request(
+        run.spec, run.candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
+    )
     logger.info(
         "[dry-run] would create pod %s: %s x%d in %s, image %s",
         request.name,
@@ -33,6 +45,13 @@ def dry_run(run: RunState) -> None:
         request.datacenter_id,
         request.image,
     )
+    if request.network_volume_id is not None:
+        logger.info("[dry-run] with network volume %s", request.network_volume_id)
+    elif run.spec.storage.mode is StorageMode.NETWORK_VOLUME:
+        logger.info(
+            "[dry-run] network volume %r: its datacenter is looked up when provisioning",
+            run.spec.storage.volume_name,
+        )
     job = run.job
     for label, commands in (("setup", job.setup), ("preflight", job.all_preflight)):
         for command in commands:

@@ -165,11 +165,11 @@ def secret_payload(
             ) from None
         return data
     lines = []
-    for key in secret.env:
-        if key not in environ:
-            raise PhaseFailed(f"secret {secret.name!r}: environment variable {key} is not set")
-        redact.add(environ[key])
-        lines.append(f"{key}={shlex.quote(environ[key])}\n")
+    for key, variable in secret.env_keys:
+        if variable not in environ:
+            raise PhaseFailed(f"secret {secret.name!r}: environment variable {variable} is not set")
+        redact.add(environ[variable])
+        lines.append(f"{key}={shlex.quote(environ[variable])}\n")
     return "".join(lines).encode()
 
 

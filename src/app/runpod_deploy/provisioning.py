@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 
+import attrs
+
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.provisioning import (
@@ -17,8 +19,13 @@ from pegboard.domain.gpujob.provisioning import (
     plan_candidates,
     pod_request,
 )
+from pegboard.domain.gpujob.network_volume import (
+    VolumePlacement,
+    VolumePlacementError,
+    place_on_volume,
+)
 from pegboard.domain.gpujob.records import pod_pointer
-from pegboard.domain.gpujob.spec import LifecycleAction
+from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
 
 from .phases import PhaseFailed
@@ -35,12 +42,21 @@ def override_plan(run: RunState) -> CandidatePlan | None:
 
 
 def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
+    placement = _volume_placement(run, cloud)
+    volume_id = placement.volume.volume_id if placement else None
     override = override_plan(run)
     if override is not None:
-        return override
+        held_in = placement.volume.datacenter_id if placement else None
+        if held_in is not None and override.candidates[0].datacenter_id != held_in:
+            raise PhaseFailed(
+                f"--datacenter-id {override.candidates[0].datacenter_id}: the network volume "
+                f"is in {held_in}"
+            )
+        return attrs.evolve(override, network_volume_id=volume_id)
     pod = run.spec.pod
+    datacenters = placement.datacenters if placement else pod.datacenters
     stock = cloud.gpu_availability(
-        gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=str(pod.cloud_type)
+        gpu_ids=pod.gpu_order, datacenter_ids=datacenters, cloud_type=str(pod.cloud_type)
     )
     prices: dict[str, float] = {}
     try:
@@ -51,7 +67,7 @@ def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
         logger.warning("[provision] no GPU prices known: --max-gpu-price cannot be checked")
     plan = plan_candidates(
         gpu_order=pod.gpu_order,
-        datacenters=pod.datacenters,
+        datacenters=datacenters,
         stock=stock,
         prices=prices,
         max_gpu_price_usd=run.request.max_gpu_price_usd,
@@ -63,7 +79,25 @@ def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
             skipped.datacenter_id,
             skipped.reason,
         )
-    return plan
+    return attrs.evolve(plan, network_volume_id=volume_id)
+
+
+def _volume_placement(run: RunState, cloud: GpuCloud) -> VolumePlacement | None:
+    """For network_volume storage: the volume, and the configured datacenter that holds it."""
+    storage = run.spec.storage
+    if storage.mode is not StorageMode.NETWORK_VOLUME or not storage.volume_name:
+        return None
+    try:
+        volume = cloud.network_volume(storage.volume_name)
+        placement = place_on_volume(
+            volume_name=storage.volume_name, volume=volume, datacenters=run.spec.pod.datacenters
+        )
+    except PortError as exc:
+        raise PhaseFailed(f"network volume {storage.volume_name!r}: lookup failed: {exc}") from None
+    except VolumePlacementError as exc:
+        raise PhaseFailed(str(exc)) from None
+    logger.info("[provision] %s", placement.info_line())
+    return placement
 
 
 def provision(run: RunState) -> None:
@@ -80,7 +114,9 @@ def provision(run: RunState) -> None:
         return
     errors: list[str] = []
     for index, candidate in enumerate(plan.candidates):
-        request = pod_request(run.spec, candidate, name=run.job.run_id)
+        request = pod_request(
+            run.spec, candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
+        )
         logger.info(
             "[provision] creating pod on %s @ %s", candidate.gpu_id, candidate.datacenter_id
         )

@@ -1,9 +1,10 @@
 """`runpod-deploy validate`: everything a run would check before a pod exists, and no more.
 
 Always: strict parse (every problem at once, with file:line), `--cost-cap-usd` /
-`--max-runtime-minutes` overrides, the $HOME project_root guard, network volume with a single
-datacenter, eager rendering of every template with the given `--var`/`--vars-file`, and the
-budget rule. Opt-ins: `--check-local` (required_paths exist), `--scan-consumer`,
+`--max-runtime-minutes` overrides, the $HOME project_root guard, eager rendering of every
+template with the given `--var`/`--vars-file`, the budget rule, every secret's source present
+(environment variable set, file there), and a warning when a network volume is paired with
+several datacenters (the run goes to the volume's). Opt-ins: `--check-local` (required_paths exist), `--scan-consumer`,
 `--check-availability` and `--check-image-registry` (network; honest "skipped" when this
 process has no provider access), `--all` for every opt-in.
 The verdict goes to stdout (`ok: <config>`); notes and warnings go to stderr.
@@ -25,6 +26,8 @@ from pegboard.app.runpod_deploy.cli_options import (
 )
 from pegboard.app.runpod_deploy.job_loading import LoadedJob, load_job, merge_cli_vars
 from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
+from pegboard.domain.gpujob.network_volume import several_datacenters_warning
+from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import Provider
 
 logger = logging.getLogger(__name__)
@@ -92,6 +95,10 @@ def validate(
         max_runtime_minutes=max_runtime_minutes,
     )
     logger.info(loaded.budget.summary())
+    _check_secret_sources(loaded, container.environ())
+    warning = several_datacenters_warning(loaded.spec)
+    if warning is not None:
+        logger.warning("[validate] %s", warning)
     if check_local or check_all:
         _check_required_paths(loaded)
     if scan_consumer or check_all:
@@ -127,6 +134,26 @@ def _check_required_paths(loaded: LoadedJob) -> None:
     if problems:
         raise ConfigError(problems)
     logger.info("[check-local] %d required path(s) present", len(loaded.job.required_paths))
+
+
+def _check_secret_sources(loaded: LoadedJob, environ: Any) -> None:
+    """Each secret's environment variable set and file present, as `run` will need them."""
+    document = loaded.document
+    missing = missing_secret_sources(
+        loaded.job.secrets, is_set=lambda name: name in environ, is_file=os.path.isfile
+    )
+    if missing:
+        raise ConfigError(
+            [
+                ConfigProblem(
+                    source=document.source,
+                    line=document.line_of(("secrets", item.index)),
+                    path=f"secrets[{item.index}]",
+                    message=item.message,
+                )
+                for item in missing
+            ]
+        )
 
 
 def _check_availability(loaded: LoadedJob, container: Any) -> None:

@@ -45,6 +45,7 @@ class CandidatePlan:
 
     candidates: tuple[Candidate, ...]
     skipped: tuple[Skipped, ...]
+    network_volume_id: str | None = None  # the looked-up volume every create attaches
 
     def no_candidate_message(self) -> str:
         observed = "; ".join(f"{s.gpu_id}@{s.datacenter_id}: {s.reason}" for s in self.skipped)

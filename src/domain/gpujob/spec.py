@@ -11,7 +11,8 @@ Additions over 0.8.4 (all optional, defaults keep 0.8.4 behaviour unless noted):
 - `setup_after_secrets`: stage secrets before the setup commands (0.8.4 order is setup first).
 - `state_file` is templated, and its default is per config and job name instead of the shared
   `~/.runpod-deploy-current` (see `templates.default_state_file`).
-- secrets accept the lifecycle doc's `source_env` / `source_file` spelling as well.
+- secrets accept the lifecycle and troubleshooting docs' form as well: `source_env: VAR` (one
+  variable, a string), `var_name: KEY` (the key written into the file) and `source_file: path`.
 """
 
 from __future__ import annotations
@@ -176,8 +177,10 @@ class StagingSpec:
 class SecretSpec:
     """One secret file on the pod: `env` names (KEY=value lines) or a local `file`.
 
-    YAML accepts `env`/`file` (0.8.4) or `source_env`/`source_file` (the lifecycle doc);
-    both spellings land here. Exactly one source is set (checked at parse time).
+    YAML accepts `env: [VAR, ...]`/`file` (0.8.4) or the docs' form, `source_env: VAR` (a
+    string or a list) with an optional `var_name: KEY`, and `source_file`; both land here.
+    Exactly one source is set, and `var_name` only renames a single `env` variable (both
+    checked at parse time).
     """
 
     name: NonEmptyStr
@@ -185,6 +188,15 @@ class SecretSpec:
     env: tuple[Identifier, ...] = ()
     file: str | None = None
     mode: OctalMode = OctalMode("0600")
+    # The key written into the file for the one `env` variable (None: the variable's own name).
+    var_name: Identifier | None = None
+
+    @property
+    def env_keys(self) -> tuple[tuple[str, str], ...]:
+        """(key written into the file, local environment variable read) per env line."""
+        if self.var_name is not None and len(self.env) == 1:
+            return ((self.var_name, self.env[0]),)
+        return tuple((variable, variable) for variable in self.env)
 
 
 @attrs.frozen

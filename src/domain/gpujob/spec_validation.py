@@ -44,6 +44,7 @@ from pegboard.domain.gpujob.spec import (
     NonBlankStr,
     NonEmptyStr,
     OctalMode,
+    PodSpec,
     PortSpec,
     PositiveFloat,
     PositiveInt,
@@ -102,7 +103,6 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
             found.extend(_problems_from(exc, (name,)))
             continue
         found.extend(_check_section(name, kwargs[name]))
-    found.extend(_check_across_sections(kwargs))
     if found:
         found.sort(key=lambda problem: document.line_of(problem[0]) or 0)
         raise ConfigError(
@@ -285,13 +285,17 @@ def _attrs_hook(converter: cattrs.Converter) -> Callable[[type], Callable[[Any, 
 
 
 def _apply_aliases(value: dict[str, Any], renames: Mapping[str, str]) -> dict[str, Any]:
-    """Map the lifecycle doc's secret keys onto 0.8.4's; both spellings at once is an error."""
+    """Map the docs' secret keys onto 0.8.4's; both spellings at once is an error.
+
+    The docs write `source_env: HF_TOKEN`, one variable as a string: it becomes `env: [HF_TOKEN]`.
+    """
     result = dict(value)
     for alias, key in renames.items():
         if alias in result:
             if key in result:
                 raise SpecValueError(f"set either {key!r} or {alias!r}, not both")
-            result[key] = result.pop(alias)
+            aliased = result.pop(alias)
+            result[key] = [aliased] if alias == "source_env" and type(aliased) is str else aliased
     return result
 
 
@@ -379,7 +383,24 @@ def _storage_rules(storage: StorageSpec) -> list[tuple[KeyPath, str]]:
 def _secret_rules(secret: SecretSpec) -> list[tuple[KeyPath, str]]:
     if bool(secret.env) == (secret.file is not None):
         return [((), "set exactly one of 'env' (or 'source_env') and 'file' (or 'source_file')")]
+    if secret.var_name is not None and len(secret.env) != 1:
+        what = "a file secret" if secret.file is not None else f"{len(secret.env)} variables"
+        return [
+            (
+                ("var_name",),
+                f"names the key of one environment variable (source_env: VAR); got {what}",
+            )
+        ]
     return []
+
+
+def _pod_rules(pod: PodSpec) -> list[tuple[KeyPath, str]]:
+    found: list[tuple[KeyPath, str]] = []
+    if not pod.gpu_order:
+        found.append((("gpu_order",), "must list at least one GPU type; there is nothing to try"))
+    if not pod.datacenters:
+        found.append((("datacenters",), "must list at least one datacenter; there is nothing to try"))
+    return found
 
 
 def _lifecycle_rules(lifecycle: LifecycleSpec) -> list[tuple[KeyPath, str]]:
@@ -389,28 +410,11 @@ def _lifecycle_rules(lifecycle: LifecycleSpec) -> list[tuple[KeyPath, str]]:
 
 
 _CLASS_RULES: dict[type, Callable[[Any], list[tuple[KeyPath, str]]]] = {
+    PodSpec: _pod_rules,
     StorageSpec: _storage_rules,
     SecretSpec: _secret_rules,
     LifecycleSpec: _lifecycle_rules,
 }
-
-
-def _check_across_sections(kwargs: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:
-    storage, pod = kwargs.get("storage"), kwargs.get("pod")
-    if (
-        storage is not None
-        and pod is not None
-        and storage.mode is StorageMode.NETWORK_VOLUME
-        and len(pod.datacenters) > 1
-    ):
-        return [
-            (
-                ("pod", "datacenters"),
-                "a network volume lives in one datacenter; list only that datacenter "
-                f"(got {len(pod.datacenters)})",
-            )
-        ]
-    return []
 
 
 RESERVED_VARIABLES = frozenset(

@@ -141,6 +141,14 @@ class RenderedSecret:
     env: tuple[str, ...]
     file: str | None  # absolute local path
     mode: str
+    var_name: str | None = None  # the key written for the one env variable (None: its name)
+
+    @property
+    def env_keys(self) -> tuple[tuple[str, str], ...]:
+        """(key written into the file, local environment variable read) per env line."""
+        if self.var_name is not None and len(self.env) == 1:
+            return ((self.var_name, self.env[0]),)
+        return tuple((variable, variable) for variable in self.env)
 
 
 @attrs.frozen
@@ -453,6 +461,7 @@ class _Renderer:
                 else None
             ),
             mode=secret.mode,
+            var_name=secret.var_name,
         )
 
     def _problem(self, where: _Where, message: str) -> None:

@@ -29,6 +29,10 @@ class NoCapacity(PortError):
     """The provider had no machine for this GPU in this datacenter at create time."""
 
 
+class AmbiguousVolume(PortError):
+    """Several network volumes share the name asked for, and none has it as its id."""
+
+
 class CreateOutcomeUnknown(Transient):
     """The create call failed after it may have created the pod (5xx, bad output, timeout)."""
 
@@ -44,6 +48,20 @@ class GpuStock:
     @property
     def available(self) -> bool:
         return self.stock in {"high", "medium", "low"}
+
+
+@attrs.frozen
+class NetworkVolume:
+    """A network volume of the account: its id, its name, and the datacenter that holds it.
+
+    `datacenter_id` None means "reachable from every datacenter": only the local provider says
+    so (this machine stands in for every datacenter); RunPod volumes always live in one.
+    """
+
+    volume_id: str
+    name: str
+    datacenter_id: str | None
+    size_gb: int | None = None
 
 
 @attrs.frozen
@@ -134,6 +152,19 @@ class GpuCloud(Protocol):
         self, *, datacenter_ids: Sequence[str], cloud_type: str
     ) -> builtins.list[GpuStock]:
         """Every GPU type the provider lists in these datacenters, with its stock level."""
+        ...
+
+    def network_volume(self, id_or_name: str) -> NetworkVolume | None:
+        """The account's network volume with this id, else the one with exactly this name.
+
+        Read-only; called when provisioning a `storage.mode: network_volume` job, whose pod must
+        be created in the volume's datacenter (`NetworkVolume.datacenter_id`) with
+        `PodRequest.network_volume_id` set to the returned `volume_id`. Matching: an exact id
+        match wins; otherwise an exact, case-sensitive name match. Returns None when nothing
+        matches. Raises AmbiguousVolume (a PortError) when no id matches and several volumes
+        share the name (RunPod allows that), naming their ids and datacenters; raises another
+        PortError (Unauthorized, Transient, ...) when the lookup itself fails.
+        """
         ...
 
     def create_pod(self, request: PodRequest) -> PodHandle:

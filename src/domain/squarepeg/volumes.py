@@ -7,8 +7,11 @@ Forms of `-v` (docker's):
   /host:/ctr[:ro|rw]      hostPath (also ./rel, resolved against the working directory), only with
                           config `allow_host_path_mounts: true`
 
-Volume names never collide silently: configured names are reserved first, and a generated name
-that is taken gets a `-2`, `-3`, ... suffix. Two mounts on one container path are rejected.
+A volume squarepeg makes up for `-v` (anonymous or host path) is named after the *container*
+path, as in 0.4.1 (`-v /srv/data:/data` -> `data`), so config passthrough that refers to it by
+name keeps working. Volume names never collide silently: configured names are reserved first,
+and a generated name that is taken gets a `-2`, `-3`, ... suffix. Two mounts on one container
+path are rejected.
 """
 
 from __future__ import annotations
@@ -146,7 +149,6 @@ def plan_volumes(
             origin=f"config volumes.{key}",
             from_cli=False,
         )
-    host_names: dict[str, str] = {}
     for spec in cli_volumes:
         origin = f"-v {spec}"
         fields = spec.split(":")
@@ -167,11 +169,7 @@ def plan_volumes(
                     "config (the path is on the node, not this machine), or use a configured volume"
                 )
             host = posixpath.normpath(posixpath.join(cwd, first))
-            if host not in host_names:
-                host_names[host] = builder.unique_name(
-                    sanitize_volume_name("host-" + sanitize_volume_name(host))
-                )
-            name = host_names[host]
+            name = builder.unique_name(sanitize_volume_name(path))
             builder.add_volume(name, {"hostPath": {"path": host}})
         else:
             if first.startswith("~"):

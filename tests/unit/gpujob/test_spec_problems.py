@@ -130,9 +130,37 @@ POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
             "secrets[0]: set either 'env' or 'source_env', not both",
         ),
         (
-            {"secrets": [{"name": "a", "destination": "/x", "var_name": "A"}]},
-            "secrets[0].var_name: unknown key",
+            {"secrets": [{"name": "a", "destination": "/x", "file": "f", "var_name": "A"}]},
+            "secrets[0].var_name: names the key of one environment variable (source_env: VAR); "
+            "got a file secret",
         ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "env": ["A", "B"], "var_name": "C"}]},
+            "secrets[0].var_name: names the key of one environment variable (source_env: VAR); "
+            "got 2 variables",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "source_env": "A", "var_name": "1X"}]},
+            "secrets[0].var_name: must be an identifier",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "source_env": "NOT-AN-ID"}]},
+            "secrets[0].env[0]: must be an identifier",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "source_env": "A", "env": ["A"]}]},
+            "secrets[0]: set either 'env' or 'source_env', not both",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "x", "source_env": "A"}]},
+            "secrets[0].destination: must be an absolute path",
+        ),
+        (
+            {"secrets": [{"name": "a", "destination": "/x", "source_env": "A", "mode": 600}]},
+            "secrets[0].mode: must be a string, got int",
+        ),
+        ({"pod": {**POD, "gpu_order": []}}, "pod.gpu_order: must list at least one GPU type"),
+        ({"pod": {**POD, "datacenters": []}}, "pod.datacenters: must list at least one datacenter"),
         (
             {
                 "run": {
@@ -206,15 +234,22 @@ def test_rejected(sections: dict[str, Any], expected: str) -> None:
     assert any(m.startswith(expected) for m in found), found
 
 
-def test_network_volume_with_several_datacenters_is_an_error() -> None:
-    found = messages(
+def test_network_volume_with_several_datacenters_is_accepted() -> None:
+    # 0.8.4 accepted it; the pod goes to the volume's datacenter (looked up when provisioning).
+    spec = spec_from(
         with_sections(
             pod={**POD, "datacenters": ["EU-RO-1", "US-CA-2"]},
             storage={"mode": "network_volume", "volume_name": "v"},
         )
     )
+    assert spec.pod.datacenters == ("EU-RO-1", "US-CA-2")
+
+
+def test_empty_gpu_order_and_datacenters_are_both_reported() -> None:
+    found = messages(with_sections(pod={**POD, "gpu_order": [], "datacenters": []}))
     assert found == [
-        "pod.datacenters: a network volume lives in one datacenter; list only that datacenter (got 2)"
+        "pod.datacenters: must list at least one datacenter; there is nothing to try",
+        "pod.gpu_order: must list at least one GPU type; there is nothing to try",
     ]
 
 

@@ -149,16 +149,66 @@ def test_duplicate_yaml_keys(home: Path, capsys: pytest.CaptureFixture[str]) -> 
     expect_rejected(capsys, write(home, text), "duplicate key 'name'")
 
 
-def test_network_volume_with_several_datacenters(
+def test_network_volume_with_several_datacenters_warns(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = with_sections(
         pod={**POD, "datacenters": ["A", "B"]},
         storage={"mode": "network_volume", "volume_name": "v"},
     )
-    expect_rejected(
-        capsys, write(home, text), "pod.datacenters: a network volume lives in one datacenter"
+    code, out, err = validate(capsys, write(home, text))
+    assert code == 0 and out.startswith("ok: ")
+    assert (
+        "pod.datacenters lists 2 datacenters (A, B) with network volume 'v'; the pod can only go "
+        "to the volume's datacenter" in err
     )
+
+
+@pytest.mark.parametrize("key", ["gpu_order", "datacenters"])
+def test_empty_gpu_order_or_datacenters_is_refused(
+    home: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    err = expect_rejected(
+        capsys, write(home, with_sections(pod={**POD, key: []})), f"pod.{key}: must list"
+    )
+    assert len(err.strip().splitlines()) == 1  # one line, before any budget or run
+
+
+@pytest.mark.parametrize(
+    ("secret", "missing"),
+    [
+        ({"env": ["PEGBOARD_TEST_UNSET"]}, "environment variable PEGBOARD_TEST_UNSET is not set"),
+        ({"source_env": "PEGBOARD_TEST_UNSET", "var_name": "HF_TOKEN"}, "PEGBOARD_TEST_UNSET"),
+        ({"file": "absent.json"}, "no such file"),
+        ({"source_file": "{project_root}/absent.json"}, "absent.json"),
+    ],
+)
+def test_missing_secret_source_is_refused_naming_the_secret(
+    home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    secret: dict[str, Any],
+    missing: str,
+) -> None:
+    monkeypatch.delenv("PEGBOARD_TEST_UNSET", raising=False)
+    text = with_sections(secrets=[{"name": "hf", "destination": "/root/.hf", **secret}])
+    err = expect_rejected(capsys, write(home, text), "secrets[0]: secret 'hf': ", missing)
+    assert "job.yaml:" in err
+
+
+def test_present_secret_sources_pass(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PEGBOARD_TEST_TOKEN", "x")
+    (home / "proj" / "key.json").write_text("{}")
+    text = with_sections(
+        secrets=[
+            {"name": "hf", "destination": "/r/a", "source_env": "PEGBOARD_TEST_TOKEN"},
+            {"name": "key", "destination": "/r/b", "source_file": "key.json"},
+        ]
+    )
+    code, out, err = validate(capsys, write(home, text))
+    assert code == 0, err
 
 
 def test_export_keys_are_validated(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

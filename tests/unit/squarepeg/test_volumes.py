@@ -91,14 +91,48 @@ def test_host_path_needs_config_permission() -> None:
         plan("/host:/ctr")
 
 
-def test_host_paths_absolute_and_relative() -> None:
+def test_host_paths_absolute_and_relative_are_named_after_the_container_path() -> None:
+    # 0.4.1 names every -v volume after the container path; passthrough refers to it by name.
     result = plan(
-        "/srv/data:/in:ro", "./out:/out", "/srv/data:/again", allow_host=True, cwd="/home/me"
+        "/srv/data:/in:ro",
+        "./out:/out",
+        "/srv/data:/again",
+        configured={},
+        allow_host=True,
+        cwd="/home/me",
     )
-    hosts = {v["hostPath"]["path"]: v["name"] for v in result.volumes if "hostPath" in v}
-    assert set(hosts) == {"/srv/data", "/home/me/out"}
-    assert {"name": hosts["/srv/data"], "mountPath": "/in", "readOnly": True} in result.mounts
-    assert sum(1 for m in result.mounts if m["name"] == hosts["/srv/data"]) == 2
+    assert result.volumes == (
+        {"name": "in", "hostPath": {"path": "/srv/data"}},
+        {"name": "out", "hostPath": {"path": "/home/me/out"}},
+        {"name": "again", "hostPath": {"path": "/srv/data"}},
+    )
+    assert result.mounts == (
+        {"name": "in", "mountPath": "/in", "readOnly": True},
+        {"name": "out", "mountPath": "/out"},
+        {"name": "again", "mountPath": "/again"},
+    )
+    assert result.cli_volume_names == {"in", "out", "again"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        ("/host/path:/c", "c"),
+        ("/host/path:/c:ro", "c"),
+        ("./rel:/data/in", "data-in"),
+        ("/data/in", "data-in"),
+        ("/srv/x:/Model_Cache", "model-cache"),
+    ],
+)
+def test_every_generated_volume_is_named_after_the_container_path(spec: str, name: str) -> None:
+    result = plan(spec, configured={}, allow_host=True)
+    assert [v["name"] for v in result.volumes] == [name]
+    assert result.mounts[0]["name"] == name
+
+
+def test_host_mount_on_a_configured_name_gets_a_suffix() -> None:
+    result = plan("/srv/ref:/refdata", allow_host=True)
+    assert result.volumes[1] == {"name": "refdata-2", "hostPath": {"path": "/srv/ref"}}
 
 
 @pytest.mark.parametrize("specs", [("/x", "/x"), ("/ref",), ("/x/", "/x"), ("scratch:/y", "/y")])

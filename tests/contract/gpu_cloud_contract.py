@@ -4,6 +4,8 @@ A test module subclasses GpuCloudContract and provides a `driver` fixture with:
   cloud                       the GpuCloud under test
   request(name) -> PodRequest a request this adapter can satisfy
   settle()                    let time pass a little (real sleep or virtual clock)
+  volume_name                 the name of a network volume the account has
+  unknown_volume_name         a name no volume has, or None if every name resolves (local)
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from typing import Any
 import pytest
 
 from pegboard.domain.errors import NotFound
-from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_RUNNING, GpuCloud, PodStatus
+from pegboard.domain.ports.gpu_cloud import (
+    POD_EXITED,
+    POD_RUNNING,
+    GpuCloud,
+    NetworkVolume,
+    PodStatus,
+)
 
 STOCK_LEVELS = {"high", "medium", "low", "none"}
 
@@ -123,3 +131,12 @@ class GpuCloudContract:
         assert all(s.datacenter_id == req.datacenter_id for s in listed)
         assert all(isinstance(s.gpu_id, str) and s.gpu_id for s in listed)
         assert all(s.stock in STOCK_LEVELS for s in listed)
+
+    def test_network_volume_is_found_by_name_and_by_id(self, driver: Any) -> None:
+        by_name = driver.cloud.network_volume(driver.volume_name)
+        assert isinstance(by_name, NetworkVolume)
+        assert by_name.name == driver.volume_name and by_name.volume_id
+        assert by_name.datacenter_id is None or isinstance(by_name.datacenter_id, str)
+        assert driver.cloud.network_volume(by_name.volume_id) == by_name
+        if driver.unknown_volume_name is not None:  # None: every name is a volume (local)
+            assert driver.cloud.network_volume(driver.unknown_volume_name) is None

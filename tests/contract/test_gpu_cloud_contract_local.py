@@ -16,6 +16,8 @@ from pegboard.domain.ports.gpu_cloud import PodRequest
 class _Driver:
     def __init__(self, root: Path) -> None:
         self.cloud = LocalGpuCloud(root)
+        self.volume_name = "models"
+        self.unknown_volume_name = None
 
     def request(self, name: str) -> PodRequest:
         return PodRequest(name=name, image="img:1", gpu_id="LOCAL", datacenter_id="HOST")

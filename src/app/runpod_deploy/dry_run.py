@@ -6,9 +6,9 @@ import logging
 import os
 
 from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import StorageMode
-from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
 
 from .phases import PhaseFailed
 from .provisioning import candidate_plan, override_plan

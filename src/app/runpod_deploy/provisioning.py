@@ -10,6 +10,11 @@ import logging
 import attrs
 
 from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.gpujob.network_volume import (
+    VolumePlacement,
+    VolumePlacementError,
+    place_on_volume,
+)
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.provisioning import (
     Candidate,
@@ -18,11 +23,6 @@ from pegboard.domain.gpujob.provisioning import (
     override_candidate,
     plan_candidates,
     pod_request,
-)
-from pegboard.domain.gpujob.network_volume import (
-    VolumePlacement,
-    VolumePlacementError,
-    place_on_volume,
 )
 from pegboard.domain.gpujob.records import pod_pointer
 from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode

@@ -399,7 +399,9 @@ def _pod_rules(pod: PodSpec) -> list[tuple[KeyPath, str]]:
     if not pod.gpu_order:
         found.append((("gpu_order",), "must list at least one GPU type; there is nothing to try"))
     if not pod.datacenters:
-        found.append((("datacenters",), "must list at least one datacenter; there is nothing to try"))
+        found.append(
+            (("datacenters",), "must list at least one datacenter; there is nothing to try")
+        )
     return found
 
 

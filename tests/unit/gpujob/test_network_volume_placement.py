@@ -38,7 +38,7 @@ def test_placement_keeps_the_volumes_datacenter_and_names_the_skipped() -> None:
 def test_placement_refuses_an_unknown_volume_or_an_unlisted_datacenter() -> None:
     with pytest.raises(VolumePlacementError, match="no network volume 'models'"):
         place_on_volume(volume_name="models", volume=None, datacenters=["EU-RO-1"])
-    with pytest.raises(VolumePlacementError, match="is in CA-MTL-1, which pod.datacenters"):
+    with pytest.raises(VolumePlacementError, match=r"is in CA-MTL-1, which pod\.datacenters"):
         place_on_volume(
             volume_name="models",
             volume=NetworkVolume("vol-1", "models", "CA-MTL-1"),

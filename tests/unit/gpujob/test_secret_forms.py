@@ -38,7 +38,12 @@ def test_var_name_renames_the_key_written_and_source_file_is_a_file() -> None:
     spec = spec_from(
         with_sections(
             secrets=[
-                {"name": "a", "source_env": "MY_LOCAL", "var_name": "HF_TOKEN", "destination": "/a"},
+                {
+                    "name": "a",
+                    "source_env": "MY_LOCAL",
+                    "var_name": "HF_TOKEN",
+                    "destination": "/a",
+                },
                 {"name": "b", "source_env": ["X", "Y"], "destination": "/b"},
                 {"name": "c", "source_file": "~/key.json", "destination": "/c"},
             ]

@@ -207,7 +207,7 @@ def test_present_secret_sources_pass(
             {"name": "key", "destination": "/r/b", "source_file": "key.json"},
         ]
     )
-    code, out, err = validate(capsys, write(home, text))
+    code, _out, err = validate(capsys, write(home, text))
     assert code == 0, err
 
 

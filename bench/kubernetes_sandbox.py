@@ -78,7 +78,8 @@ def main() -> int:
     args = parser.parse_args()
     size = args.log_mib << 20
     script = f"yes {LINE} | head -c {size}"
-    with KubernetesSandbox() as sandbox:
+    # Plain HTTP: this measures the server itself against a bare http.server, not TLS.
+    with KubernetesSandbox(tls=False) as sandbox:
         headers = {"Authorization": f"Bearer {sandbox.token}"}
         pod = {
             "metadata": {"name": "bench"},

@@ -532,7 +532,7 @@ def test_module_serves_until_sigterm(tmp_path: Any) -> None:
     try:
         assert process.stderr is not None
         first = process.stderr.readline()
-        assert "listening on http://127.0.0.1:" in first
+        assert "listening on https://127.0.0.1:" in first
         api = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
         assert api.list_namespaced_pod("default").items == []
     finally:

@@ -90,10 +90,10 @@ def build_system_clock() -> Any:
     return SystemClock()
 
 
-def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any) -> None:
+def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any, *, token: str | None = None) -> None:
     from pegboard.adapters.sandboxes.kubernetes import serve
 
-    serve(port, kubeconfig_path)
+    serve(port, kubeconfig_path, token=token)
 
 
 class ClientSide:

@@ -1,30 +1,44 @@
-"""Writing a kubeconfig that points the official client, kubectl or squarepeg at the sandbox."""
+"""Writing a kubeconfig that points the official client, kubectl or squarepeg at the sandbox.
+
+It carries the bearer token, so it is written the way a secret must be on a shared machine: to
+a private temporary file (created with O_EXCL, mode 0600 from the first byte) in the target's
+directory, then renamed over the target. A rename never follows a symlink and never writes into
+an inode another process may hold open. A pre-existing path that is a symlink, not a regular
+file, or owned by someone else is refused with one line, before anything is written.
+"""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
+import stat
+import tempfile
 from pathlib import Path
 
+from pegboard.domain.errors import UsageError
 
-def write_kubeconfig(
-    path: str | os.PathLike[str],
+
+def kubeconfig_text(
     server_url: str,
     token: str,
     context: str = "pegboard-sandbox",
     namespace: str = "default",
-) -> Path:
-    """Write a one-context kubeconfig (mode 0600, it holds the token) and return its path.
-
-    Strings are written JSON-quoted, which YAML reads as double-quoted scalars.
-    """
+    *,
+    ca_pem: bytes | None = None,
+) -> str:
+    """A one-context kubeconfig; strings JSON-quoted, which YAML reads as double-quoted scalars."""
     q = json.dumps
-    text = f"""apiVersion: v1
+    ca = ""
+    if ca_pem is not None:
+        ca = f"\n    certificate-authority-data: {q(base64.b64encode(ca_pem).decode())}"
+    return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: {q(context)}
   cluster:
-    server: {q(server_url)}
+    server: {q(server_url)}{ca}
 users:
 - name: {q(context)}
   user:
@@ -38,10 +52,58 @@ contexts:
 current-context: {q(context)}
 preferences: {{}}
 """
+
+
+def check_kubeconfig_path(target: Path) -> None:
+    """Refuse a path we must not replace: a symlink, a non-file, or another user's file."""
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{target}: refusing to write the kubeconfig through a symlink")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{target}: refusing to write the kubeconfig: not a regular file")
+    if info.st_uid != os.geteuid():
+        raise UsageError(
+            f"{target}: refusing to write the kubeconfig: the file belongs to uid {info.st_uid}"
+        )
+
+
+def write_kubeconfig(
+    path: str | os.PathLike[str],
+    server_url: str,
+    token: str,
+    context: str = "pegboard-sandbox",
+    namespace: str = "default",
+    *,
+    ca_pem: bytes | None = None,
+) -> Path:
+    """Write a one-context kubeconfig (mode 0600 from creation: it holds the token); its path.
+
+    `ca_pem` (the sandbox's CA) goes in as `certificate-authority-data`, so TLS clients verify it.
+    UsageError (one line) when the path exists and is not a regular file of ours, or cannot be
+    written.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(target, 0o600)
+    text = kubeconfig_text(server_url, token, context, namespace, ca_pem=ca_pem)
+    check_kubeconfig_path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write the kubeconfig: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        check_kubeconfig_path(target)  # narrow the window between the check and the rename
+        os.replace(temporary, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise UsageError(f"{target}: cannot write the kubeconfig: {exc.strerror or exc}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
     return target

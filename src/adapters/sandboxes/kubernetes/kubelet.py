@@ -149,11 +149,12 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
         os.killpg(process.pid, sig)
 
 
-def _reap(process: subprocess.Popen[bytes]) -> None:
+def _reap(process: subprocess.Popen[bytes], forget_group: Callable[[int], None]) -> None:
     """When the main process exits, the container ends: kill what it left running in its group,
     so a background child holding the output pipe cannot keep the container alive."""
     process.wait()
     _signal_group(process, signal.SIGKILL)
+    forget_group(process.pid)
 
 
 def _kill_after(processes: list[subprocess.Popen[bytes]], grace_seconds: float) -> None:
@@ -169,8 +170,18 @@ class Kubelet:
     """Watches the store for pods and runs them; `container_log` serves /log."""
 
     def __init__(
-        self, store: Store, faults: Faults, scratch_root: Path, *, kill_grace_seconds: float = 1.0
+        self,
+        store: Store,
+        faults: Faults,
+        scratch_root: Path,
+        *,
+        kill_grace_seconds: float = 1.0,
+        track_group: Callable[[int], None] = lambda pgid: None,
+        forget_group: Callable[[int], None] = lambda pgid: None,
     ) -> None:
+        # Told each container's process group when it starts and ends (the sandbox's reaper).
+        self._track_group = track_group
+        self._forget_group = forget_group
         self._store = store
         self._faults = faults
         self._scratch_root = scratch_root
@@ -185,6 +196,10 @@ class Kubelet:
         store.subscribe(self._on_change)
 
     # -- public ----------------------------------------------------------------------------------
+
+    def set_scratch_root(self, scratch_root: Path) -> None:
+        """Where pods get their working directories (the sandbox makes it on start)."""
+        self._scratch_root = scratch_root
 
     def container_log(self, uid: str, container: str) -> ContainerLog | None:
         with self._lock:
@@ -501,6 +516,7 @@ class Kubelet:
                 start_new_session=True,
                 bufsize=0,
             )
+            self._track_group(run.process.pid)
         except OSError as exc:
             detail = f'exec: "{argv[0]}": {exc.strerror or exc}'
             run.exit_code, run.reason, run.finished_at = 128, "StartError", _now()
@@ -530,7 +546,7 @@ class Kubelet:
         if oom_limit == 0:
             run.oom_killed = True
             _signal_group(process, signal.SIGKILL)
-        threading.Thread(target=_reap, args=(process,), daemon=True).start()
+        threading.Thread(target=_reap, args=(process, self._forget_group), daemon=True).start()
         written = 0
         try:
             while data := os.read(fd, _READ_SIZE):

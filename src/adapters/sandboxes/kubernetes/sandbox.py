@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import secrets
 import shutil
 import signal
+import ssl
 import sys
 import tempfile
 import threading
@@ -12,22 +16,28 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from pegboard.domain.errors import UsageError
+
 from .events import record_event
 from .faults import Faults
 from .garbage import delete_with_policy
 from .jobs import JobController
 from .kubeconfig import write_kubeconfig
 from .kubelet import Kubelet
+from .reaper import SCRATCH_PREFIX, Reaper, hold_scratch_lock, sweep_abandoned_scratch
 from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
 from .stats import ServerStats
 from .store import EVENTS, JOBS, PODS, JsonObject, Store
+from .tls import LoopbackTls, make_loopback_tls
 
 
 class KubernetesSandbox:
     """A loopback Kubernetes API with a simulated kubelet and Job controller.
 
     Use as a context manager (or `start()`/`stop()`); then point a client at `kubeconfig_path`
-    or at `url` with `Authorization: Bearer <token>`.
+    or at `url` with `Authorization: Bearer <token>`. It serves HTTPS with a CA made on start
+    (in the kubeconfig as certificate-authority-data; `client_ssl_context()` trusts it);
+    `tls=False` serves plain HTTP, which kubectl will not send a token over.
     """
 
     def __init__(
@@ -41,19 +51,29 @@ class KubernetesSandbox:
         faults: Faults | None = None,
         history_limit: int = 100_000,
         kill_grace_seconds: float = 1.0,
+        tls: bool = True,
     ) -> None:
         self.token = token or secrets.token_urlsafe(24)
+        self.tls = tls
         self.faults = faults or Faults()
         self.namespace = namespace
         self.context = context
         self._port = port
-        self._workdir = Path(tempfile.mkdtemp(prefix="pegboard-k8s-sandbox-"))
-        self.kubeconfig_path = (
-            Path(kubeconfig_path) if kubeconfig_path else self._workdir / "kubeconfig"
-        )
+        self._kubeconfig_arg = Path(kubeconfig_path) if kubeconfig_path else None
+        self._kill_grace = kill_grace_seconds
+        self._workdir = Path()
+        self._reaper: Reaper | None = None
+        self._scratch_lock = -1
+        self._tls: LoopbackTls | None = None
+        self.kubeconfig_path = self._kubeconfig_arg or Path()
         self.store = Store(history_limit=history_limit)
         self.kubelet = Kubelet(
-            self.store, self.faults, self._workdir / "pods", kill_grace_seconds=kill_grace_seconds
+            self.store,
+            self.faults,
+            Path(),
+            kill_grace_seconds=kill_grace_seconds,
+            track_group=self._track_group,
+            forget_group=self._forget_group,
         )
         self.jobs_controller = JobController(self.store, self._ttl_delete)
         self._state = ApiState(
@@ -66,11 +86,43 @@ class KubernetesSandbox:
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> KubernetesSandbox:
-        self._server = SandboxHTTPServer(("127.0.0.1", self._port), self._state)
-        port = self._server.server_address[1]
-        self._state.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        write_kubeconfig(self.kubeconfig_path, self.url, self.token, self.context, self.namespace)
+        """Bind, make the CA, write the kubeconfig, serve. UsageError (one line) when the port is
+        taken or the kubeconfig path is not ours to write."""
+        sweep_abandoned_scratch()
+        self._workdir = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+        try:
+            self._scratch_lock = hold_scratch_lock(self._workdir)
+            self._reaper = Reaper(self._workdir)
+            self.kubelet.set_scratch_root(self._workdir / "pods")
+            self.kubeconfig_path = self._kubeconfig_arg or self._workdir / "kubeconfig"
+            self._tls = make_loopback_tls(self._workdir / "tls") if self.tls else None
+            try:
+                self._server = SandboxHTTPServer(
+                    ("127.0.0.1", self._port),
+                    self._state,
+                    ssl_context=self._tls.server_context() if self._tls else None,
+                )
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise UsageError(
+                        f"port {self._port} on 127.0.0.1 is already in use "
+                        "(choose another with --port, or 0 for any free port)"
+                    ) from None
+                raise UsageError(f"cannot listen on 127.0.0.1:{self._port}: {exc}") from None
+            port = self._server.server_address[1]
+            self._state.port = port
+            self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{port}"
+            write_kubeconfig(
+                self.kubeconfig_path,
+                self.url,
+                self.token,
+                self.context,
+                self.namespace,
+                ca_pem=self._tls.ca_pem if self._tls else None,
+            )
+        except BaseException:
+            self.stop()
+            raise
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -87,13 +139,41 @@ class KubernetesSandbox:
         self.jobs_controller.stop()
         self.kubelet.stop()
         if self._server is not None:
-            self._server.shutdown()
+            if self._thread is not None:  # shutdown() waits for a serve_forever that must run
+                self._server.shutdown()
             self._server.server_close()
             self._server = None
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None
-        shutil.rmtree(self._workdir, ignore_errors=True)
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
+        if self._workdir != Path():
+            shutil.rmtree(self._workdir, ignore_errors=True)
+        if self._scratch_lock >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._scratch_lock)
+            self._scratch_lock = -1
+
+    def client_ssl_context(self) -> ssl.SSLContext:
+        """An SSL context trusting this sandbox's CA (for raw HTTPS requests)."""
+        if self._tls is None:
+            raise RuntimeError("this sandbox serves plain HTTP (tls=False) or has not started")
+        return self._tls.client_context()
+
+    @property
+    def ca_pem(self) -> bytes | None:
+        """The CA certificate (PEM) that signed the server's, or None for plain HTTP."""
+        return self._tls.ca_pem if self._tls else None
+
+    def _track_group(self, pgid: int) -> None:
+        if self._reaper is not None:
+            self._reaper.track(pgid)
+
+    def _forget_group(self, pgid: int) -> None:
+        if self._reaper is not None:
+            self._reaper.forget(pgid)
 
     def __enter__(self) -> KubernetesSandbox:
         return self.start()
@@ -184,18 +264,24 @@ class KubernetesSandbox:
 
 
 def serve(
-    port: int = 0, kubeconfig_path: str | Path | None = None, *, token: str | None = None
+    port: int = 0,
+    kubeconfig_path: str | Path | None = None,
+    *,
+    token: str | None = None,
+    tls: bool = True,
 ) -> None:
-    """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr."""
-    sandbox = KubernetesSandbox(port=port, kubeconfig_path=kubeconfig_path, token=token)
+    """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr.
+
+    UsageError (one line) when the port is taken or the kubeconfig path is refused."""
+    sandbox = KubernetesSandbox(port=port, kubeconfig_path=kubeconfig_path, token=token, tls=tls)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    sandbox.start()
     try:
+        sandbox.start()
         print(f"kubernetes sandbox listening on {sandbox.url}", file=sys.stderr)
         print(f"kubeconfig: {sandbox.kubeconfig_path}", file=sys.stderr)
         print(

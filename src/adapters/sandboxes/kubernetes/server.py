@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -58,6 +59,7 @@ _NAMESPACE = re.compile(r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?/?$")
 _STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
 _WAIT_SLICE = 0.5  # how often streams re-check the stop flag
 _IOV_MAX = 512  # buffers per sendmsg (Linux allows 1024)
+_HANDSHAKE_TIMEOUT = 10.0  # seconds a client may take to finish the TLS handshake
 MAX_REQUEST_BODY_BYTES = 3 << 20  # the apiserver's limit (3 MiB): larger bodies are a 413
 
 
@@ -111,13 +113,39 @@ class SandboxHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
-    def __init__(self, address: tuple[str, int], state: ApiState) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        state: ApiState,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.state = state
+        self.ssl_context = ssl_context
         super().__init__(address, ApiHandler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """With TLS, the handshake happens here, in the connection's own thread: a client that
+        stalls it holds up nobody else."""
+        if self.ssl_context is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(_HANDSHAKE_TIMEOUT)
+        try:
+            secure = self.ssl_context.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError):
+            self.state.stats.connection()  # counted, though it never got to a request
+            return
+        secure.settimeout(None)
+        try:
+            super().finish_request(secure, client_address)
+        finally:
+            with contextlib.suppress(OSError):
+                secure.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up is normal (keep-alive, dropped streams); log anything else."""
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError | ssl.SSLError):
             return
         logger.exception("kubernetes sandbox: error while serving %s", client_address)
 
@@ -158,6 +186,8 @@ class ApiHandler(BaseHTTPRequestHandler):
     _response_bytes = 0
     _scanned = 0
     _returned = 0
+    _accounted = False
+    _record: RecordedRequest | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -236,6 +266,9 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     def _send_json(self, code: int, body: Any) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
+        self._status = code
+        self._response_bytes += len(data)
+        self._account()  # before the client can see the answer, so counts never lag behind it
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -243,8 +276,6 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
-        self._status = code
-        self._response_bytes += len(data)
 
     def _start_chunked(self, content_type: str) -> None:
         self.send_response(200)
@@ -278,6 +309,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         self._raw_body = b""
         self._verb = "get"
         self._response_bytes = self._scanned = self._returned = 0
+        self._accounted = False
         record: RecordedRequest | None = None
         if not path.startswith("/sandbox/"):
             record = RecordedRequest(
@@ -289,6 +321,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 user_agent=self.headers.get("User-Agent") or "",
             )
             state.requests.append(record)
+        self._record = record
         try:
             try:
                 # The token first: an unauthenticated client never gets its body read.
@@ -325,18 +358,25 @@ class ApiHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
-            if record is not None:
-                record.status = self._status
-                record.verb = self._verb
-                record.response_bytes = self._response_bytes
-                record.objects_scanned = self._scanned
-                state.stats.request(
-                    self._verb,
-                    self._status,
-                    response_bytes=self._response_bytes,
-                    scanned=self._scanned,
-                    returned=self._returned,
-                )
+            self._account()
+
+    def _account(self) -> None:
+        """Record the request's outcome in `requests` and `stats`, once."""
+        record = self._record
+        if record is None or self._accounted:
+            return
+        self._accounted = True
+        record.status = self._status
+        record.verb = self._verb
+        record.response_bytes = self._response_bytes
+        record.objects_scanned = self._scanned
+        self.server.state.stats.request(
+            self._verb,
+            self._status,
+            response_bytes=self._response_bytes,
+            scanned=self._scanned,
+            returned=self._returned,
+        )
 
     def _authenticate(self) -> None:
         header = self.headers.get("Authorization") or ""

@@ -1,0 +1,146 @@
+"""Nothing outlives the sandbox: containers and the scratch directory go when its process goes.
+
+A sandbox killed with SIGKILL runs no cleanup code. So on start it launches a small watchdog
+process (this file, run as a script with `python -I -S`: no imports of ours) in its own session,
+holding the read end of a pipe whose only write end the sandbox keeps. The sandbox writes
+`+PGID` when a container starts and `-PGID` when it ends. When the pipe reaches EOF, however the
+sandbox ended, the watchdog SIGKILLs every process group still listed (a container's children
+included) and removes the scratch directory, then exits.
+
+Left-overs of older sandboxes (from before the watchdog, or a watchdog killed too) are swept on
+the next start: each scratch directory holds a `lock` file its sandbox keeps flock()ed; a
+directory of ours whose lock can be taken has no live owner and is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+SCRATCH_PREFIX = "pegboard-k8s-sandbox-"
+LOCK_NAME = "lock"
+
+
+class Reaper:
+    """The sandbox's side: start the watchdog, tell it about process groups, stop it."""
+
+    def __init__(self, scratch: Path) -> None:
+        self._scratch = scratch
+        self._lock = threading.Lock()
+        read_end, self._write_end = os.pipe()  # both non-inheritable: containers never hold them
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", __file__, str(scratch)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C to the terminal does not stop the cleanup
+                close_fds=True,
+            )
+        finally:
+            os.close(read_end)
+
+    def track(self, pgid: int) -> None:
+        self._send(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self._send(f"-{pgid}\n")
+
+    def _send(self, line: str) -> None:
+        with self._lock, contextlib.suppress(OSError):
+            if self._write_end >= 0:
+                os.write(self._write_end, line.encode())
+
+    def close(self, timeout: float = 2.0) -> None:
+        """EOF to the watchdog: it kills what is left and removes the scratch directory."""
+        with self._lock:
+            if self._write_end >= 0:
+                os.close(self._write_end)
+                self._write_end = -1
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout)
+
+
+def hold_scratch_lock(scratch: Path) -> int:
+    """Create and flock() the scratch directory's lock file; the fd stays open while we live."""
+    import fcntl
+
+    fd = os.open(scratch / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.set_inheritable(fd, False)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def sweep_abandoned_scratch(root: Path | None = None) -> list[Path]:
+    """Remove our scratch directories whose sandbox is gone (nobody holds their lock)."""
+    import fcntl
+
+    removed: list[Path] = []
+    base = Path(root or tempfile.gettempdir())
+    try:
+        candidates = [entry for entry in base.iterdir() if entry.name.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return removed
+    for entry in candidates:
+        try:
+            info = os.lstat(entry)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            fd = os.open(entry / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            fd = -1  # from before the lock file existed, or killed while starting
+        except OSError:
+            continue
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # a live sandbox holds it
+            elif not _older_than_a_minute(entry):
+                continue  # a sandbox may be starting right now
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return removed
+
+
+def _older_than_a_minute(path: Path) -> bool:
+    import time
+
+    try:
+        return time.time() - os.lstat(path).st_mtime > 60
+    except OSError:
+        return False
+
+
+def _watch(scratch: str) -> None:
+    """The watchdog: follow +PGID/-PGID lines on stdin until EOF, then kill and remove."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    groups: dict[int, None] = {}
+    for line in sys.stdin.buffer:
+        text = line.strip().decode("ascii", "replace")
+        if len(text) > 1 and text[1:].isdigit():
+            pgid = int(text[1:])
+            if text[0] == "+":
+                groups[pgid] = None
+            elif text[0] == "-":
+                groups.pop(pgid, None)
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    _watch(sys.argv[1])

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from pegboard.domain.errors import UsageError
+
 
 @click.command(context_settings={"help_option_names": ["--help"]})
 @click.option(
@@ -20,15 +22,26 @@ import click
     "kubeconfig_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Where to write a kubeconfig for it (context `pegboard-sandbox`).",
+    help="Where to write a kubeconfig for it (context `pegboard-sandbox`, mode 0600). "
+    "An existing file must be yours; it is replaced, never written through.",
 )
-def sandbox(port: int, kubeconfig_path: Path | None) -> None:
+@click.option(
+    "--token",
+    default=None,
+    metavar="TOKEN",
+    help="Bearer token to require (default: a random one). It goes into the kubeconfig.",
+)
+def sandbox(port: int, kubeconfig_path: Path | None, token: str | None) -> None:
     """Serve a loopback Kubernetes API whose kubelet runs containers as local processes.
 
-    It executes commands, so it binds 127.0.0.1 only and requires a random bearer token, which
-    the kubeconfig it writes carries. Point squarepeg (or kubectl) at it with KUBECONFIG=PATH.
+    It executes commands, so it binds 127.0.0.1 only, serves HTTPS with a CA made on start and
+    requires a bearer token; the kubeconfig it writes carries both, so kubectl, the Python
+    client and squarepeg work with KUBECONFIG=PATH. A busy port or a kubeconfig path that is
+    not yours is one line on stderr and exit 2.
     """
     from .container import current_container
 
+    if token is not None and (not token or any(c.isspace() or not c.isprintable() for c in token)):
+        raise UsageError("--token: must be non-empty printable characters without spaces")
     serve = current_container().kubernetes_sandbox()
-    serve(port, kubeconfig_path)
+    serve(port, kubeconfig_path, token=token)

@@ -68,6 +68,9 @@ class LoopbackSshd:
 
     authorized_keys: public key lines that may log in (as the user sshd runs as; root in CI).
     record_commands: install the ForceCommand wrapper that logs SSH_ORIGINAL_COMMAND.
+    lean_sessions: sessions skip the login user's ~/.bashrc, like a lean account would. bash
+      sources it for every command sshd runs, which for root on our machines (`pyenv init`)
+      costs 80-250 ms a command; `SetEnv SHLVL=1` makes bash see itself as a nested shell.
     """
 
     def __init__(
@@ -77,12 +80,14 @@ class LoopbackSshd:
         host: str = "127.0.0.1",
         port: int = 0,
         record_commands: bool = False,
+        lean_sessions: bool = True,
         sshd_path: str = SSHD_PATH,
         ready_timeout: float = 10.0,
     ) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.record_commands = record_commands
+        self.lean_sessions = lean_sessions
         self._sshd_path = sshd_path
         self._ready_timeout = ready_timeout
         self.workdir = Path(tempfile.mkdtemp(prefix="pegboard-sshd-"))
@@ -237,6 +242,8 @@ class LoopbackSshd:
             "PidFile none",
             "LogLevel VERBOSE",
         ]
+        if self.lean_sessions:
+            lines.append("SetEnv SHLVL=1")
         if self.record_commands:
             wrapper = self.workdir / "record-command"
             wrapper.write_text(_WRAPPER.format(log=self.commands_log_path))

@@ -2,7 +2,8 @@
 
 Shared so that the local shell, the SSH shell and their contract suite agree byte for byte.
 The detached wrapper records the script's exit status atomically (write, then rename), and a
-launcher returns at once with the wrapper's pid. setsid gives the job its own process group,
+launcher returns at once with the wrapper's pid (also written atomically: a reader never sees a
+half-written pid file). setsid gives the job its own process group,
 so hanging up the connection (or Ctrl-C on this side) does not kill it; stopping the pod does.
 """
 
@@ -31,7 +32,8 @@ def detach_command(*, script_path: str, log_path: str, status_path: str, pid_pat
         f"{mkdir}rm -f {q(status_path)} {q(status_path)}.tmp && : > {q(log_path)} && "
         f"{{ setsid bash -c {q(wrapper)} _ {q(script_path)} {q(log_path)} {q(status_path)} "
         f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && "
-        f'printf "%s\\n" "$pid" > {q(pid_path)} && printf "%s\\n" "$pid"'
+        f'printf "%s\\n" "$pid" > {q(pid_path)}.tmp && mv -f {q(pid_path)}.tmp {q(pid_path)} && '
+        f'printf "%s\\n" "$pid"'
     )
 
 

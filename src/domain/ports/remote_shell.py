@@ -3,7 +3,8 @@
 One instance is one connection to one pod (SSH later: one paramiko connection per run, reused
 for every command). Paths are the pod's own paths. Errors cross the port as PortError
 subclasses: CommandTimedOut (the command was killed), NotFound (no such file), Transient or
-Unreachable (the connection failed; worth retrying).
+Unreachable (the connection failed; worth retrying), Unauthorized (the key was refused) and
+HostKeyRejected (the host key changed since it was pinned).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ OutputCallback = Callable[[bytes], None]
 
 class CommandTimedOut(PortError):
     """The command ran past its timeout and was killed (with its whole process group)."""
+
+
+class HostKeyRejected(PortError):
+    """The pod's host key differs from the one pinned for it on first contact (never retried)."""
 
 
 @attrs.frozen

@@ -1,0 +1,266 @@
+"""RsyncFileSync: the FileSync port as `rsync` over `ssh`, with the shell's key, port and pin.
+
+rsync runs its own `ssh` (a second connection, separate from the run's paramiko one) with
+`-F /dev/null` (a developer's ~/.ssh/config stays out), `BatchMode=yes`,
+`StrictHostKeyChecking=yes` and `UserKnownHostsFile=<the pod's pinned host key file>`, so the
+key learned by the shell on first contact is the only one rsync accepts and nothing is written
+to ~/.ssh/known_hosts. Semantics match LocalFileSync: -rlpt, excludes, --delete only when asked,
+--chmod, bytes and files transferred from --stats, the remote destination directory created
+(`--rsync-path="mkdir -p DIR && rsync"`). A progress bar (`--info=progress2`) is drawn only when
+the progress stream is a terminal. A pod without rsync gets one clear line saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import selectors
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from pegboard.adapters.local_file_sync import parse_rsync_stats
+from pegboard.adapters.ssh_connection import SshTarget
+from pegboard.domain.errors import NotFound, PortError, Transient, Unauthorized, Unreachable
+from pegboard.domain.ports.file_sync import TransferResult
+from pegboard.domain.ports.remote_shell import HostKeyRejected
+from pegboard.domain.sync_rules import parse_chmod
+
+_DEFAULT_TIMEOUT_SEC = 3600.0
+_IO_TIMEOUT_SEC = 120  # rsync --timeout: no data for this long means the peer is gone
+_NO_RSYNC = re.compile(r"rsync: (command )?not found|exec: rsync: not found|rsync: No such file")
+
+
+class RsyncFileSync:
+    """rsync between this machine and one pod over ssh."""
+
+    def __init__(
+        self,
+        target: SshTarget,
+        *,
+        known_hosts: str | Path,
+        connect_timeout: float = 10.0,
+        rsync: str = "rsync",
+        ssh: str = "ssh",
+        remote_rsync: str = "rsync",
+        progress: BinaryIO | None = None,
+    ) -> None:
+        self._target = target
+        self._known_hosts = Path(known_hosts)
+        self._connect_timeout = connect_timeout
+        self._rsync = rsync
+        self._ssh = ssh
+        self._remote_rsync = remote_rsync
+        self._progress = progress if progress is not None and _is_terminal(progress) else None
+
+    def ssh_command(self) -> list[str]:
+        """The ssh argv rsync runs (-e): same key, port and pinned host key as the shell."""
+        t = self._target
+        argv = [self._ssh, "-F", "/dev/null", "-p", str(t.port)]
+        if t.key_path:
+            argv += ["-i", str(Path(t.key_path).expanduser())]
+            if not t.use_agent:
+                argv += ["-o", "IdentitiesOnly=yes"]
+        for option in (
+            "BatchMode=yes",
+            "StrictHostKeyChecking=yes",
+            f"UserKnownHostsFile={self._known_hosts}",
+            "GlobalKnownHostsFile=/dev/null",
+            "UpdateHostKeys=no",
+            "CheckHostIP=no",
+            f"ConnectTimeout={max(1, int(self._connect_timeout))}",
+            "ServerAliveInterval=15",
+            "ServerAliveCountMax=4",
+            "LogLevel=ERROR",
+        ):
+            argv += ["-o", option]
+        return argv
+
+    def push(
+        self,
+        local: str,
+        remote: str,
+        *,
+        excludes: Sequence[str] = (),
+        delete: bool = False,
+        chmod: str | None = None,
+        timeout: float | None = None,
+    ) -> TransferResult:
+        if not os.path.lexists(local.rstrip("/") or "/"):
+            raise NotFound(f"no such file or directory: {local}")
+        if chmod is not None:
+            try:
+                parse_chmod(chmod)
+            except ValueError as exc:
+                raise PortError(str(exc)) from None
+        source_is_dir = os.path.isdir(local.rstrip("/") or "/")
+        directory = remote if source_is_dir or remote.endswith("/") else posixpath.dirname(remote)
+        directory = directory.rstrip("/") or "/"
+        rsync_path = f"mkdir -p {shlex.quote(directory)} && {self._remote_rsync}"
+        return self._transfer(
+            [local, self._remote(remote)],
+            excludes=excludes,
+            delete=delete,
+            chmod=chmod,
+            timeout=timeout,
+            rsync_path=rsync_path,
+        )
+
+    def pull(
+        self,
+        remote: str,
+        local: str,
+        *,
+        excludes: Sequence[str] = (),
+        delete: bool = False,
+        timeout: float | None = None,
+    ) -> TransferResult:
+        if remote.endswith("/") or local.endswith("/"):
+            Path(local).mkdir(parents=True, exist_ok=True)
+        else:
+            Path(local).parent.mkdir(parents=True, exist_ok=True)
+        return self._transfer(
+            [self._remote(remote), local],
+            excludes=excludes,
+            delete=delete,
+            chmod=None,
+            timeout=timeout,
+            rsync_path=self._remote_rsync,
+            missing_source=remote,
+        )
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _remote(self, path: str) -> str:
+        host = self._target.host
+        host = f"[{host}]" if ":" in host else host
+        return f"{self._target.user}@{host}:{path}"
+
+    def _transfer(
+        self,
+        paths: list[str],
+        *,
+        excludes: Sequence[str],
+        delete: bool,
+        chmod: str | None,
+        timeout: float | None,
+        rsync_path: str,
+        missing_source: str | None = None,
+    ) -> TransferResult:
+        rsync = shutil.which(self._rsync)
+        if rsync is None:
+            raise PortError(f"rsync is not installed on this machine ({self._rsync})")
+        argv = [rsync, "-rlpt", "--stats", f"--timeout={_IO_TIMEOUT_SEC}"]
+        argv += ["-e", " ".join(_rsync_quote(arg) for arg in self.ssh_command())]
+        argv.append(f"--rsync-path={rsync_path}")
+        if delete:
+            argv.append("--delete")
+        if chmod:
+            argv.append(f"--chmod={chmod}")
+        if self._progress is not None:
+            argv.append("--info=progress2")
+        argv += [f"--exclude={pattern}" for pattern in excludes]
+        argv += ["--", *paths]
+        limit = timeout or _DEFAULT_TIMEOUT_SEC
+        code, stdout, stderr = _run(argv, limit, self._progress)
+        if code is None:
+            raise Transient(f"rsync to pod {self._pod}: timed out after {limit:g}s")
+        if code != 0:
+            raise self._error(code, stderr, missing_source)
+        return parse_rsync_stats(stdout)
+
+    @property
+    def _pod(self) -> str:
+        return self._target.pod or str(self._target)
+
+    def _error(self, code: int, stderr: str, missing_source: str | None) -> PortError:
+        lines = [line for line in stderr.strip().splitlines() if line.strip()]
+        detail = lines[0] if lines else f"exit {code}"
+        if "Host key verification failed" in stderr or "REMOTE HOST IDENTIFICATION" in stderr:
+            return HostKeyRejected(
+                f"rsync to pod {self._pod}: the host key does not match the pinned one in "
+                f"{self._known_hosts}; refusing to transfer"
+            )
+        if ("Permission denied" in stderr and code == 255) or "(publickey" in stderr:
+            return Unauthorized(f"rsync to pod {self._pod}: authentication refused ({detail})")
+        if "Connection refused" in stderr or "Connection timed out" in stderr:
+            return Unreachable(f"rsync to pod {self._pod}: {detail}")
+        if _NO_RSYNC.search(stderr) or code == 127:
+            return PortError(
+                f"pod {self._pod} has no rsync (install it with a setup command, for example "
+                "`apt-get install -y rsync`)",
+                status=code,
+            )
+        if missing_source is not None and "No such file or directory" in stderr:
+            return NotFound(f"no such file or directory on the pod: {missing_source}")
+        if code == 255:
+            return Transient(f"rsync to pod {self._pod}: ssh failed ({detail})", status=code)
+        return PortError(f"rsync to pod {self._pod} exited {code}: {detail}", status=code)
+
+
+def _rsync_quote(arg: str) -> str:
+    """rsync splits -e on spaces and honours quotes (not backslashes)."""
+    if not arg or any(c in arg for c in " \t\"'"):
+        if "'" in arg:
+            if '"' in arg:
+                raise PortError(f"cannot pass {arg!r} to rsync -e (both quote kinds)")
+            return f'"{arg}"'
+        return f"'{arg}'"
+    return arg
+
+
+def _is_terminal(stream: BinaryIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _run(argv: list[str], timeout: float, progress: BinaryIO | None) -> tuple[int | None, str, str]:
+    """Run rsync; forward progress updates ("\\r"-terminated) to `progress`. None: timed out."""
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + timeout
+    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    pending = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                proc.kill()
+                proc.wait()
+                return None, "", ""
+            for key, _ in selector.select(min(remaining, 0.5)):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                chunks[key.fd].append(data)
+                if progress is not None and key.fd == proc.stdout.fileno():
+                    pending = _forward_progress(pending + data, progress)
+    code = proc.wait()
+    if progress is not None:
+        progress.write(b"\n")
+        progress.flush()
+    stdout = b"".join(chunks[proc.stdout.fileno()]).decode(errors="replace")
+    stderr = b"".join(chunks[proc.stderr.fileno()]).decode(errors="replace")
+    return code, stdout, stderr
+
+
+def _forward_progress(buffer: bytes, progress: BinaryIO) -> bytes:
+    """Write each complete "\\r" update line; keep the unfinished rest."""
+    *done, rest = re.split(rb"(?<=[\r\n])", buffer)
+    for piece in done:
+        if piece.endswith(b"\r") and piece.strip():
+            progress.write(b"\r" + piece.rstrip(b"\r"))
+            progress.flush()
+    return rest

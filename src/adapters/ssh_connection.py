@@ -1,0 +1,302 @@
+"""SshConnection: the one SSH connection of a run, shared by every command, probe and follow.
+
+One TCP connection (TCP_NODELAY, kernel and SSH keepalives), one paramiko Transport; each
+command, probe, telemetry sample, log follow and the SFTP session is a channel of it, so a run
+pays one handshake (sshd's log shows one "Accepted publickey" line a run). The host key is
+checked against the pod's pin (PinnedHostKeys) before we authenticate.
+
+When the connection drops, `reconnect()` dials again with bounded exponential backoff (the
+same host key is required); callers decide what is safe to repeat (see SshShell). Auth refused
+and a changed host key are not retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from pegboard.adapters.ssh_errors import describe_target, map_connect_error
+from pegboard.adapters.ssh_host_keys import PinnedHostKeys
+from pegboard.domain.errors import PortError, Transient, Unauthorized
+
+if TYPE_CHECKING:  # paramiko costs ~0.1 s to import: only a real connection loads it
+    from paramiko.channel import Channel
+    from paramiko.pkey import PKey
+    from paramiko.sftp_client import SFTPClient
+    from paramiko.transport import Transport
+
+logger = logging.getLogger(__name__)
+
+KEEPALIVE_SEC = 15  # SSH-level keepalive: keeps NAT state and lets the kernel see a dead peer
+
+
+@attrs.frozen
+class SshTarget:
+    """Where to connect and as whom. `pod` names the machine in messages."""
+
+    host: str
+    port: int = 22
+    user: str = "root"
+    key_path: str | None = None
+    use_agent: bool = False
+    pod: str = ""
+
+    def __str__(self) -> str:
+        return describe_target(self.user, self.host, self.port)
+
+
+@attrs.frozen
+class Backoff:
+    """Reconnect schedule: delays double from `first` up to `cap`, for at most `budget` s."""
+
+    first: float = 0.1
+    cap: float = 5.0
+    budget: float = 120.0
+
+    def delays(self) -> list[float]:
+        out: list[float] = []
+        delay, total = self.first, 0.0
+        while total + delay <= self.budget:
+            out.append(delay)
+            total += delay
+            delay = min(delay * 2, self.cap)
+        return out
+
+
+class SshConnection:
+    """One authenticated transport to one pod, reopened on demand after a drop."""
+
+    def __init__(
+        self,
+        target: SshTarget,
+        *,
+        pins: PinnedHostKeys,
+        connect_timeout: float = 10.0,
+        backoff: Backoff = Backoff(),
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.target = target
+        self.pins = pins
+        self.connect_timeout = connect_timeout
+        self._backoff = backoff
+        self._sleep = sleep
+        self._lock = threading.RLock()
+        self._transport: Transport | None = None
+        self._sftp: SFTPClient | None = None
+        self._keys: list[PKey] | None = None
+        self._closed = False
+        self.connections_made = 0  # handshakes so far (1 per run unless the network dropped)
+
+    # --- the transport -------------------------------------------------------------------
+
+    def connect(self) -> Transport:
+        """The live transport, dialling once if there is none (no retries: see reconnect)."""
+        with self._lock:
+            if self._closed:
+                raise PortError(f"ssh to {self.target}: the connection is closed")
+            if self._transport is not None and self._transport.is_active():
+                return self._transport
+            self._drop()
+            self._transport = self._dial()
+            self.connections_made += 1
+            return self._transport
+
+    @property
+    def alive(self) -> bool:
+        transport = self._transport
+        return transport is not None and transport.is_active()
+
+    def reconnect(self, *, after: Transport | None = None) -> Transport:
+        """Dial again with bounded backoff; a no-op if someone already replaced `after`."""
+        with self._lock:
+            current = self._transport
+            if current is not None and current is not after and current.is_active():
+                return current
+            self._drop()
+            last: PortError | None = None
+            for delay in [0.0, *self._backoff.delays()]:
+                if delay:
+                    self._sleep(delay)
+                try:
+                    transport = self.connect()
+                except PortError as exc:
+                    if not isinstance(exc, Transient):
+                        raise  # refused key, changed host key: retrying cannot help
+                    last = exc
+                    continue
+                logger.info("ssh to %s: reconnected", self.target)
+                return transport
+            assert last is not None
+            raise last
+
+    def open_session(self) -> tuple[Transport, Channel]:
+        """A new session channel on the live transport (one reconnect if it is dead)."""
+        transport = self.connect()
+        try:
+            return transport, transport.open_session(timeout=self.connect_timeout)
+        except Exception as exc:  # any failure here means the transport broke
+            logger.info("ssh to %s: cannot open a channel (%s); reconnecting", self.target, exc)
+        transport = self.reconnect(after=transport)
+        try:
+            return transport, transport.open_session(timeout=self.connect_timeout)
+        except Exception as exc:
+            raise map_connect_error(
+                exc, target=str(self.target), timeout=self.connect_timeout
+            ) from None
+
+    def sftp(self) -> SFTPClient:
+        """The SFTP session (a channel of the same transport), reopened after a reconnect."""
+        from paramiko.sftp_client import SFTPClient
+
+        with self._lock:
+            transport = self.connect()
+            if self._sftp is None or self._sftp.get_channel() is None or self._sftp_dead():
+                client = SFTPClient.from_transport(transport)
+                if client is None:
+                    raise Transient(f"ssh to {self.target}: cannot open an SFTP session")
+                self._sftp = client
+            return self._sftp
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._drop()
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _sftp_dead(self) -> bool:
+        assert self._sftp is not None
+        channel = self._sftp.get_channel()
+        return channel is None or channel.closed or channel.get_transport() is not self._transport
+
+    def _drop(self) -> None:
+        if self._sftp is not None:
+            try:
+                self._sftp.close()
+            except Exception:  # closing a broken session
+                pass
+            self._sftp = None
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+    def _dial(self) -> Transport:
+        from paramiko.transport import Transport
+
+        # paramiko logs a dropped socket from its reader thread at ERROR; we report drops
+        # ourselves, as one line, where they matter.
+        logging.getLogger("paramiko.transport").setLevel(logging.CRITICAL)
+
+        target = str(self.target)
+        sock: socket.socket | None = None
+        transport: Transport | None = None
+        try:
+            sock = socket.create_connection(
+                (self.target.host, self.target.port), timeout=self.connect_timeout
+            )
+            _tune_socket(sock)
+            transport = Transport(sock)
+            transport.banner_timeout = self.connect_timeout
+            transport.auth_timeout = self.connect_timeout
+            key_types = self.pins.key_types(self.target.host, self.target.port)
+            if key_types:
+                transport.get_security_options().key_types = key_types
+            transport.start_client(timeout=self.connect_timeout)
+            offered = transport.get_remote_server_key()
+            # Before any credential is offered: an impostor learns nothing.
+            self.pins.check_or_learn(self.target.host, self.target.port, offered)
+            self._authenticate(transport)
+            transport.set_keepalive(KEEPALIVE_SEC)
+            return transport
+        except BaseException as exc:
+            if transport is not None:
+                transport.close()
+            elif sock is not None:
+                sock.close()
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            error = map_connect_error(exc, target=target, timeout=self.connect_timeout)
+            if key_types_mismatch(exc):
+                error = self._key_type_changed()
+            raise error from None
+
+    def _key_type_changed(self) -> PortError:
+        from pegboard.domain.ports.remote_shell import HostKeyRejected
+
+        pinned = self.pins.pinned(self.target.host, self.target.port)
+        kind = pinned.get_name() if pinned is not None else "?"
+        return HostKeyRejected(
+            f"host key of pod {self.pins.pod} ({self.target.host}:{self.target.port}) changed: "
+            f"the pinned {kind} key is no longer offered; refusing to connect (if the machine "
+            f"was really reinstalled, delete {self.pins.path})"
+        )
+
+    def _authenticate(self, transport: Transport) -> None:
+        import paramiko
+
+        target = str(self.target)
+        keys = self._load_keys()
+        if not keys:
+            raise Unauthorized(
+                f"ssh to {target}: no key to offer (set ssh.key_path, or ssh.use_agent: true "
+                "with keys in the agent)"
+            )
+        for key in keys:
+            try:
+                transport.auth_publickey(self.target.user, key)
+            except paramiko.AuthenticationException:
+                continue
+            if transport.is_authenticated():
+                return
+        raise Unauthorized(
+            f"ssh to {target}: authentication refused for "
+            + (f"key {self.target.key_path}" if self.target.key_path else "the agent's keys")
+        )
+
+    def _load_keys(self) -> list[PKey]:
+        if self._keys is not None:
+            return self._keys
+        from paramiko.agent import Agent
+        from paramiko.pkey import PKey
+        from paramiko.ssh_exception import PasswordRequiredException
+
+        keys: list[PKey] = []
+        if self.target.key_path:
+            path = Path(self.target.key_path).expanduser()
+            if not path.is_file():
+                raise Unauthorized(f"ssh key not found: {path} (ssh.key_path)")
+            try:
+                keys.append(PKey.from_path(path))
+            except PasswordRequiredException as exc:
+                raise map_connect_error(
+                    exc, target=str(self.target), timeout=self.connect_timeout
+                ) from None
+            except Exception as exc:  # one line for any unreadable key
+                raise Unauthorized(f"cannot use ssh key {path}: {exc}") from None
+        if self.target.use_agent:
+            keys.extend(Agent().get_keys())
+        self._keys = keys
+        return keys
+
+
+def key_types_mismatch(exc: BaseException) -> bool:
+    """Whether the handshake failed because the pinned host key type is no longer offered."""
+    return "Incompatible ssh server (no acceptable host key)" in str(exc)
+
+
+def _tune_socket(sock: socket.socket) -> None:
+    """No Nagle (each exec costs ~40 ms more without it) and kernel keepalive on the socket."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for name, value in (("TCP_KEEPIDLE", 15), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 4)):
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
+    sock.settimeout(None)

@@ -1,0 +1,269 @@
+"""SshGpuCloud: the GpuCloud port for a machine you already have (provider `ssh`).
+
+There is nothing to rent: "provisioning" claims a fresh directory on the host, unique per run,
+under `workspaces_root` (`mkdir` of a new random id, which fails rather than reuse one), and
+records the pod in it:
+
+    <workspaces_root>/<pod_id>/pod.json     name, status, when it stopped, what was asked
+    <workspaces_root>/<pod_id>/workspace/   the run's {volume_mount} (PodStatus.workspace_root)
+    <workspaces_root>/<pod_id>/procs/<pid>  detached jobs started through `shell_for`
+
+Lifecycle on a machine that is not rented (no billing, cost 0.0):
+- stop: kill the run's detached jobs (their process groups), keep the workspace, EXITED;
+- preserve: nothing happens (the app simply leaves the pod as it is);
+- resume (recycle): mark it RUNNING again; the kept workspace is reused as is;
+- terminate (delete): kill the jobs and remove the pod's directory.
+Every call runs on the run's one SSH connection (the shell handed in).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import posixpath
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pegboard.adapters.ssh_shell import SshShell
+from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.ports.gpu_cloud import (
+    POD_EXITED,
+    POD_RUNNING,
+    GpuStock,
+    PodHandle,
+    PodRequest,
+    PodStatus,
+    SshEndpoint,
+)
+
+SSH_PROVIDER = "ssh"
+SSH_HOST_GPU_ID = "SSH-HOST"  # what `datacenter_stock` lists (any requested GPU is in stock)
+_POD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_TIMEOUT_SEC = 60.0
+_RECORD_SEPARATOR = "\x1e"
+
+
+class SshGpuCloud:
+    """Pods as directories on one SSH host, managed over the run's connection."""
+
+    def __init__(
+        self,
+        shell: SshShell,
+        *,
+        workspaces_root: str,
+        new_id: Callable[[], str] | None = None,
+    ) -> None:
+        if not (workspaces_root.startswith(("/", "~/")) or workspaces_root == "~"):
+            raise PortError(
+                f"ssh workspaces root must be absolute or start with ~/: {workspaces_root!r}"
+            )
+        if workspaces_root.rstrip("/") == "":
+            raise PortError("ssh workspaces root must not be /")
+        self._shell = shell
+        self._root_setting = workspaces_root
+        self._root: str | None = None
+        self._new_id = new_id or (lambda: "ssh-" + secrets.token_hex(6))
+
+    @property
+    def provider(self) -> str:
+        return SSH_PROVIDER
+
+    @property
+    def root(self) -> str:
+        """workspaces_root with ~ resolved on the host (one command, the first time)."""
+        if self._root is None:
+            setting = self._root_setting
+            if setting == "~" or setting.startswith("~/"):
+                result = self._shell.run('printf "%s" "$HOME"', timeout=_TIMEOUT_SEC)
+                home = result.stdout.decode().strip()
+                if result.exit_code != 0 or not home.startswith("/"):
+                    raise PortError(f"cannot find the home directory on {self._endpoint_text}")
+                setting = home.rstrip("/") + setting[1:]
+            self._root = setting.rstrip("/")
+        return self._root
+
+    def pod_dir(self, pod_id: str) -> str:
+        if not _POD_ID.match(pod_id) or pod_id in {".", ".."}:
+            raise NotFound(f"no ssh pod {pod_id!r}")
+        return posixpath.join(self.root, pod_id)
+
+    def workspace(self, pod_id: str) -> str:
+        return posixpath.join(self.pod_dir(pod_id), "workspace")
+
+    def shell_for(self, pod_id: str) -> SshShell:
+        """A shell on the same connection that starts in the pod's workspace and records jobs."""
+        return SshShell(
+            self._shell.connection,
+            cwd=self.workspace(pod_id),
+            procs_dir=posixpath.join(self.pod_dir(pod_id), "procs"),
+        )
+
+    # --- stock and prices: the host stands in for whatever the config asks -------------
+
+    def gpu_availability(
+        self, *, gpu_ids: Sequence[str], datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        return [GpuStock(gpu, dc, "high") for dc in datacenter_ids for gpu in gpu_ids]
+
+    def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
+        return {}
+
+    def datacenter_stock(
+        self, *, datacenter_ids: Sequence[str], cloud_type: str
+    ) -> builtins.list[GpuStock]:
+        return [GpuStock(SSH_HOST_GPU_ID, dc, "high") for dc in datacenter_ids]
+
+    # --- pods ----------------------------------------------------------------------------
+
+    def create_pod(self, request: PodRequest) -> PodHandle:
+        pod_id = self._new_id()
+        pod_dir = self.pod_dir(pod_id)
+        q = shlex.quote
+        # The last mkdir has no -p: an existing directory is never claimed twice.
+        command = (
+            f"mkdir -p {q(self.root)} && mkdir {q(pod_dir)} && "
+            f"mkdir {q(pod_dir + '/workspace')} {q(pod_dir + '/procs')}"
+        )
+        result = self._shell.run(command, timeout=_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(
+                f"cannot claim {pod_dir} on {self._endpoint_text}: {_tail(result.stderr)}"
+            )
+        self._write(
+            pod_id,
+            {
+                "pod_id": pod_id,
+                "name": request.name,
+                "desired_status": POD_RUNNING,
+                "gpu_id": request.gpu_id,
+                "gpu_count": request.gpu_count,
+                "datacenter_id": request.datacenter_id,
+                "image": request.image,
+                "volume_gb": request.volume_gb,
+                "created_at": time.time(),
+            },
+        )
+        return PodHandle(pod_id=pod_id, name=request.name)
+
+    def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
+        return [pod for pod in self.list_pods() if pod.name == name]
+
+    def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
+        # One command for all records (no round trip per pod).
+        command = (
+            f"cd {shlex.quote(self.root)} 2>/dev/null || exit 0; "
+            f'for f in */pod.json; do [ -f "$f" ] && cat "$f" && printf \'{_RECORD_SEPARATOR}\'; '
+            "done; exit 0"
+        )
+        result = self._shell.run(command, timeout=_TIMEOUT_SEC)
+        pods = []
+        for record in result.stdout.decode(errors="replace").split(_RECORD_SEPARATOR):
+            if not record.strip():
+                continue
+            try:
+                meta = json.loads(record)
+            except ValueError:
+                continue  # a record being rewritten right now, or not ours
+            if isinstance(meta, dict) and isinstance(meta.get("pod_id"), str):
+                pod = self._status(meta)
+                if status is None or pod.desired_status == status:
+                    pods.append(pod)
+        return sorted(pods, key=lambda pod: pod.pod_id)
+
+    def get_pod(self, pod_id: str) -> PodStatus:
+        return self._status(self._read(pod_id))
+
+    def stop_pod(self, pod_id: str) -> None:
+        meta = self._read(pod_id)
+        self._kill_jobs(pod_id)
+        if meta.get("desired_status") != POD_EXITED:
+            meta["stopped_at"] = time.time()  # stopping a stopped pod keeps its age
+        meta["desired_status"] = POD_EXITED
+        self._write(pod_id, meta)
+
+    def resume_pod(self, pod_id: str, *, gpu_count: int = 1) -> None:
+        meta = self._read(pod_id)
+        meta["desired_status"] = POD_RUNNING
+        meta.pop("stopped_at", None)
+        self._write(pod_id, meta)
+
+    def terminate_pod(self, pod_id: str) -> None:
+        try:
+            pod_dir = self.pod_dir(pod_id)
+        except NotFound:
+            return
+        self._kill_jobs(pod_id)
+        result = self._shell.run(f"rm -rf -- {shlex.quote(pod_dir)}", timeout=_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(f"cannot remove {pod_dir}: {_tail(result.stderr)}")
+
+    # --- internals -----------------------------------------------------------------------
+
+    @property
+    def _endpoint_text(self) -> str:
+        return str(self._shell.connection.target)
+
+    def _kill_jobs(self, pod_id: str) -> None:
+        """SIGTERM, then SIGKILL, every recorded job's process group; forget them."""
+        procs = shlex.quote(posixpath.join(self.pod_dir(pod_id), "procs"))
+        # A detached job's leader is reparented to the host's init, which may never reap it:
+        # a zombie must not count as alive (read the state field of /proc/<pid>/stat).
+        group_alive = (
+            'group_alive() { for s in /proc/[0-9]*/stat; do read -r line < "$s" 2>/dev/null '
+            '|| continue; set -- ${line##*) }; [ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
+            "done; return 1; }; "
+        )
+        command = (
+            f"{group_alive}cd {procs} 2>/dev/null || exit 0; pids=''; for p in *; do "
+            'case "$p" in *[!0-9]*|"") continue;; esac; '
+            'kill -TERM -- "-$p" 2>/dev/null && pids="$pids $p"; rm -f "$p"; done; '
+            '[ -z "$pids" ] && exit 0; i=0; while [ $i -lt 40 ]; do alive=""; '
+            "for g in $pids; do group_alive && alive=1; done; "
+            '[ -z "$alive" ] && exit 0; sleep 0.05; i=$((i+1)); done; '
+            'for p in $pids; do kill -KILL -- "-$p" 2>/dev/null; done; exit 0'
+        )
+        self._shell.run(command, timeout=_TIMEOUT_SEC)
+
+    def _read(self, pod_id: str) -> dict[str, Any]:
+        path = posixpath.join(self.pod_dir(pod_id), "pod.json")
+        try:
+            data = json.loads(self._shell.read_file(path))
+        except NotFound:
+            raise NotFound(f"no ssh pod {pod_id!r} under {self.root}") from None
+        except ValueError as exc:
+            raise PortError(f"unreadable pod record {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise PortError(f"unreadable pod record {path}")
+        return data
+
+    def _write(self, pod_id: str, meta: dict[str, Any]) -> None:
+        path = posixpath.join(self.pod_dir(pod_id), "pod.json")
+        self._shell.write_file(path, (json.dumps(meta, indent=2) + "\n").encode(), mode=0o644)
+
+    def _status(self, meta: dict[str, Any]) -> PodStatus:
+        pod_id = str(meta["pod_id"])
+        running = meta.get("desired_status") == POD_RUNNING
+        target = self._shell.connection.target
+        return PodStatus(
+            pod_id=pod_id,
+            name=str(meta.get("name", "")),
+            desired_status=str(meta.get("desired_status", POD_EXITED)),
+            gpu_id=meta.get("gpu_id"),
+            datacenter_id=meta.get("datacenter_id"),
+            image=meta.get("image"),
+            ssh=SshEndpoint(host=target.host, port=target.port, user=target.user)
+            if running
+            else None,
+            cost_per_hour_usd=0.0,
+            workspace_root=self.workspace(pod_id),
+            volume_gb=meta.get("volume_gb"),
+            stopped_at=meta.get("stopped_at") if not running else None,
+        )
+
+
+def _tail(data: bytes) -> str:
+    return data.decode(errors="replace").strip()[-300:]

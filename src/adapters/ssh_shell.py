@@ -1,0 +1,446 @@
+"""SshShell: the RemoteShell port over the run's one SSH connection (paramiko).
+
+Every command is a channel of the same transport. Its first stdout line is the remote shell's
+pid (`printf $$`, stripped before anyone sees the output): sshd makes each command's shell a
+session and process-group leader, so a timeout kills exactly that group (`kill -- -PGID`).
+Files travel over SFTP (never in a command line): written into a private 0700 staging
+directory with their final mode set before the first byte, then renamed into place.
+
+Drops: idempotent calls (probes, reads, writes, follow) reconnect with bounded backoff and
+repeat; `follow` resumes at the byte offset it had delivered, so no byte is lost or repeated.
+A command that was already running when the connection broke is not repeated (it may have
+run): it raises Transient.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import posixpath
+import secrets
+import select
+import shlex
+import stat
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from pegboard.adapters.ssh_connection import SshConnection
+from pegboard.adapters.ssh_errors import connection_lost
+from pegboard.domain.errors import NotFound, PortError, Transient
+from pegboard.domain.gpujob.remote_commands import (
+    detach_command,
+    detached_status_command,
+    parse_detached_status,
+    parse_pid,
+)
+from pegboard.domain.ports.remote_shell import (
+    CommandResult,
+    CommandTimedOut,
+    DetachedStatus,
+    OutputCallback,
+)
+
+if TYPE_CHECKING:
+    from paramiko.channel import Channel
+    from paramiko.sftp_client import SFTPClient
+    from paramiko.transport import Transport
+
+logger = logging.getLogger(__name__)
+
+_PROBE_TIMEOUT_SEC = 30.0
+_KILL_GRACE_SEC = 2.0
+_CHUNK = 65536
+_T = TypeVar("_T")
+
+
+class SshShell:
+    """bash on the pod over SSH.
+
+    cwd: where commands start (the run's workspace). procs_dir: where each detached job's pid
+    is recorded (an empty file named after it), so stopping the pod can kill its jobs.
+    """
+
+    def __init__(
+        self, connection: SshConnection, *, cwd: str | None = None, procs_dir: str | None = None
+    ) -> None:
+        self._conn = connection
+        self._cwd = cwd
+        self._procs_dir = procs_dir
+
+    @property
+    def connection(self) -> SshConnection:
+        return self._conn
+
+    # --- commands ------------------------------------------------------------------------
+
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        stdin: bytes | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        transport, channel = self._conn.open_session()
+        try:
+            channel.exec_command(self._wrap(command))
+            return self._collect(
+                transport, channel, command, timeout=timeout, stdin=stdin, on_output=on_output
+            )
+        except PortError:
+            raise
+        except Exception as exc:  # paramiko/socket errors mid-command
+            if not transport.is_active():
+                raise connection_lost(
+                    str(self._conn.target), f"running: {_brief(command)}"
+                ) from None
+            raise PortError(f"ssh to {self._conn.target}: {exc}") from None
+        finally:
+            channel.close()
+
+    def _wrap(self, command: str) -> str:
+        cd = f"cd {shlex.quote(self._cwd)} && " if self._cwd else ""
+        # The login shell already read the user's rc files; the inner bash need not again
+        # (sshd makes bash source ~/.bashrc, ~80 ms per command for root on our machines).
+        return f"printf '%s\\n' \"$$\"; {cd}exec bash --norc --noprofile -c {shlex.quote(command)}"
+
+    def _collect(
+        self,
+        transport: Transport,
+        channel: Channel,
+        command: str,
+        *,
+        timeout: float,
+        stdin: bytes | None,
+        on_output: OutputCallback | None,
+    ) -> CommandResult:
+        deadline = time.monotonic() + timeout
+        header = _PidHeader()
+        out: list[bytes] = []
+        err: list[bytes] = []
+
+        def drain() -> None:
+            while channel.recv_ready():
+                data = header.feed(channel.recv(_CHUNK))
+                if data:
+                    out.append(data)
+                    if on_output is not None:
+                        on_output(data)
+            while channel.recv_stderr_ready():
+                data = channel.recv_stderr(_CHUNK)
+                err.append(data)
+                if on_output is not None:
+                    on_output(data)
+
+        if stdin is not None:
+            channel.sendall(stdin)
+        channel.shutdown_write()
+        while True:
+            drain()
+            if channel.eof_received or channel.closed:
+                # All output precedes EOF; the exit status follows it.
+                if not channel.status_event.wait(max(0.0, deadline - time.monotonic())):
+                    self._timed_out(header.pgid, command, timeout)
+                drain()
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(header.pgid, command, timeout)
+            select.select([channel], [], [], min(remaining, 1.0))
+        code = channel.exit_status
+        if code == -1 and not transport.is_active():
+            raise connection_lost(str(self._conn.target), f"running: {_brief(command)}")
+        # -1 with a live connection: the command was killed by a signal (exit-signal).
+        return CommandResult(exit_code=code, stdout=b"".join(out), stderr=b"".join(err))
+
+    def _timed_out(self, pgid: int | None, command: str, timeout: float) -> None:
+        if pgid:
+            self.kill_process_group(pgid)
+        raise CommandTimedOut(f"command timed out after {timeout:g}s: {_brief(command)}")
+
+    def kill_process_group(self, pgid: int, *, grace: float = _KILL_GRACE_SEC) -> None:
+        """SIGTERM the remote group, SIGKILL what is left after `grace` seconds."""
+        steps = max(1, int(grace / 0.05))
+        script = (
+            f"kill -TERM -- -{pgid} 2>/dev/null || exit 0; i=0; "
+            f"while kill -0 -- -{pgid} 2>/dev/null && [ $i -lt {steps} ]; "
+            f"do sleep 0.05; i=$((i+1)); done; kill -KILL -- -{pgid} 2>/dev/null; exit 0"
+        )
+        try:
+            self.run(script, timeout=grace + _PROBE_TIMEOUT_SEC)
+        except PortError as exc:
+            logger.warning("could not kill remote process group %s: %s", pgid, exc)
+
+    # --- the detached job ----------------------------------------------------------------
+
+    def start_detached(
+        self, script_path: str, *, log_path: str, status_path: str, pid_path: str
+    ) -> int:
+        command = detach_command(
+            script_path=script_path, log_path=log_path, status_path=status_path, pid_path=pid_path
+        )
+        result = self.run(command, timeout=_PROBE_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(f"could not start {script_path}: {_tail(result.stderr)}")
+        try:
+            pid = parse_pid(result.stdout.decode())
+        except ValueError:
+            raise PortError(f"could not start {script_path}: no pid reported") from None
+        if self._procs_dir is not None:
+            self.write_file(posixpath.join(self._procs_dir, str(pid)), b"", mode=0o644)
+        return pid
+
+    def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
+        command = detached_status_command(pid_path=pid_path, status_path=status_path)
+        result = self._again_after_drop(lambda: self.run(command, timeout=_PROBE_TIMEOUT_SEC))
+        return parse_detached_status(result.stdout.decode(errors="replace"))
+
+    def follow(self, path: str, *, from_offset: int = 0, heartbeat: float = 0.25) -> _Follow:
+        return _Follow(self, self._absolute(path), from_offset, heartbeat)
+
+    # --- files over SFTP -----------------------------------------------------------------
+
+    def read_file(self, path: str, *, offset: int = 0) -> bytes:
+        remote = self._absolute(path)
+
+        def read() -> bytes:
+            sftp = self._conn.sftp()
+            with sftp.open(remote, "rb") as handle:
+                handle.seek(offset)
+                return bytes(handle.read())
+
+        return self._again_after_drop(lambda: self._sftp_call(read, f"read {path}"))
+
+    def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        remote = self._absolute(path)
+        self._again_after_drop(
+            lambda: self._sftp_call(lambda: self._write(remote, data, mode), f"write {path}")
+        )
+
+    def _write(self, remote: str, data: bytes, mode: int) -> None:
+        sftp = self._conn.sftp()
+        parent, name = posixpath.split(remote)
+        _makedirs(sftp, parent or "/")
+        # Nobody else can open a file inside a 0700 directory, whatever the umask did.
+        staging = posixpath.join(parent, f".{name}.pegboard-{secrets.token_hex(4)}")
+        sftp.mkdir(staging, 0o700)
+        staged = posixpath.join(staging, name)
+        try:
+            sftp.chmod(staging, 0o700)
+            with sftp.open(staged, "wb") as handle:
+                handle.chmod(mode & 0o7777)  # the final mode, before the first byte
+                handle.set_pipelined(True)
+                handle.write(data)
+            try:
+                sftp.posix_rename(staged, remote)
+            except OSError:
+                # A server without the posix-rename extension: plain rename cannot replace.
+                _remove_quietly(sftp, remote)
+                sftp.rename(staged, remote)
+        finally:
+            _remove_quietly(sftp, staged)
+            try:
+                sftp.rmdir(staging)
+            except OSError:
+                pass
+
+    def _sftp_call(self, call: Callable[[], _T], doing: str) -> _T:
+        try:
+            return call()
+        except FileNotFoundError:
+            raise NotFound(f"no such file on the pod: {doing.split(' ', 1)[1]}") from None
+        except PortError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise NotFound(f"no such file on the pod: {doing.split(' ', 1)[1]}") from None
+            if self._conn.alive:
+                raise PortError(f"cannot {doing} on the pod: {exc.strerror or exc}") from None
+            raise connection_lost(str(self._conn.target), doing) from None
+        except Exception as exc:  # paramiko.SSHException, EOFError
+            if self._conn.alive:
+                raise PortError(f"cannot {doing} on the pod: {exc}") from None
+            raise connection_lost(str(self._conn.target), doing) from None
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def _again_after_drop(self, call: Callable[[], _T]) -> _T:
+        """Run an idempotent call; after a dropped connection, reconnect once and repeat."""
+        try:
+            return call()
+        except Transient as exc:
+            if self._conn.alive:
+                raise
+            logger.info("%s; reconnecting", exc)
+            self._conn.reconnect()
+            return call()
+
+    def _absolute(self, path: str) -> str:
+        if path.startswith("/") or not self._cwd:
+            return path
+        return posixpath.join(self._cwd, path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class _Follow:
+    """`tail -c +N -f` on one channel; resumes at the delivered offset after a drop."""
+
+    def __init__(self, shell: SshShell, path: str, offset: int, heartbeat: float) -> None:
+        self._shell = shell
+        self._path = path
+        self._offset = offset
+        self._heartbeat = heartbeat
+        self._transport: Transport | None = None
+        self._channel: Channel | None = None
+        self._header = _PidHeader()
+        self._stderr = b""
+        self._closed = False
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the file delivered so far (from the start of the file)."""
+        return self._offset
+
+    def __iter__(self) -> _Follow:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._closed:
+            raise StopIteration
+        deadline = time.monotonic() + self._heartbeat
+        while True:
+            if self._channel is None:
+                self._open()
+            channel = self._channel
+            assert channel is not None
+            while channel.recv_stderr_ready():
+                self._stderr = (self._stderr + channel.recv_stderr(_CHUNK))[-2000:]
+            if channel.recv_ready():
+                data = self._header.feed(channel.recv(_CHUNK))
+                if data:
+                    self._offset += len(data)
+                    return data
+                continue
+            if channel.eof_received or channel.closed:
+                self._ended(channel)
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return b""
+            select.select([channel], [], [], remaining)
+
+    def _open(self) -> None:
+        quoted = shlex.quote(self._path)
+        command = (
+            f'f={quoted}; while [ ! -e "$f" ]; do sleep 0.05; done; '
+            f'exec tail -c +{self._offset + 1} -f -- "$f"'
+        )
+        self._transport, self._channel = self._shell.connection.open_session()
+        self._header = _PidHeader()
+        self._channel.exec_command(self._shell._wrap(command))
+        self._channel.shutdown_write()
+
+    def _ended(self, channel: Channel) -> None:
+        """The tail stopped: reconnect after a drop, otherwise it failed for real."""
+        transport = self._transport
+        channel.status_event.wait(1.0)
+        channel.close()
+        self._channel = None
+        if transport is not None and not transport.is_active():
+            logger.info(
+                "following %s: connection lost at byte %d; resuming", self._path, self._offset
+            )
+            self._shell.connection.reconnect(after=transport)
+            return
+        message = self._stderr.decode(errors="replace").strip()[-300:]
+        self._closed = True
+        raise PortError(f"following {self._path} stopped: {message or 'tail exited'}")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        channel, pgid = self._channel, self._header.pgid
+        self._channel = None
+        if channel is None:
+            return
+        channel.close()
+        if pgid and self._transport is not None and self._transport.is_active():
+            # tail exits on its own at its next write; a wait for a missing file would not.
+            try:
+                killer = self._transport.open_session(timeout=5)
+                killer.exec_command(f"kill -- -{pgid} 2>/dev/null")
+                killer.close()
+            except Exception:  # best effort
+                pass
+
+
+class _PidHeader:
+    """Strips the wrapper's first stdout line (the remote pid) and keeps it."""
+
+    def __init__(self) -> None:
+        self.pgid: int | None = None
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> bytes:
+        if self.pgid is not None:
+            return data
+        self._buffer += data
+        line, newline, rest = self._buffer.partition(b"\n")
+        if not newline:
+            return b""
+        try:
+            self.pgid = int(line)
+        except ValueError:
+            self.pgid = 0  # a shell that printed something first: no group to kill
+            return self._buffer
+        self._buffer = b""
+        return rest
+
+
+def _makedirs(sftp: SFTPClient, path: str) -> None:
+    missing: list[str] = []
+    current = path
+    while current not in ("", "/"):
+        try:
+            mode = sftp.stat(current).st_mode
+        except FileNotFoundError:
+            missing.append(current)
+            current = posixpath.dirname(current)
+            continue
+        if mode is not None and not stat.S_ISDIR(mode):
+            raise PortError(f"not a directory on the pod: {current}")
+        break
+    for directory in reversed(missing):
+        try:
+            sftp.mkdir(directory)
+        except OSError:
+            if not _is_dir(sftp, directory):
+                raise
+
+
+def _is_dir(sftp: SFTPClient, path: str) -> bool:
+    try:
+        mode = sftp.stat(path).st_mode
+    except OSError:
+        return False
+    return mode is not None and stat.S_ISDIR(mode)
+
+
+def _remove_quietly(sftp: SFTPClient, path: str) -> None:
+    try:
+        sftp.remove(path)
+    except OSError:
+        pass
+
+
+def _brief(command: str) -> str:
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    return first if len(first) <= 80 else first[:77] + "..."
+
+
+def _tail(data: bytes) -> str:
+    return data.decode(errors="replace").strip()[-300:]

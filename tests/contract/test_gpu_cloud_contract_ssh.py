@@ -1,0 +1,84 @@
+"""GpuCloud contract against SshGpuCloud: pods are directories on a real sshd's host."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract.gpu_cloud_contract import GpuCloudContract
+from helpers.ssh_adapters import connect_shell
+from helpers.sshd import SshClientKey
+from pegboard.adapters.sandboxes.sshd import LoopbackSshd
+from pegboard.adapters.ssh_gpu_cloud import SshGpuCloud
+from pegboard.domain.ports.gpu_cloud import POD_EXITED, PodRequest
+
+
+class _Driver:
+    def __init__(self, server: LoopbackSshd, key: SshClientKey, tmp_path: Path) -> None:
+        self.shell = connect_shell(server, key, tmp_path / "state" / "known_hosts")
+        self.root = tmp_path / "workspaces"
+        self.cloud = SshGpuCloud(self.shell, workspaces_root=str(self.root))
+
+    def request(self, name: str) -> PodRequest:
+        return PodRequest(name=name, image="img:1", gpu_id="A100", datacenter_id="LAB")
+
+    def settle(self) -> None:
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def driver(sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path) -> Iterator[Any]:
+    made = _Driver(sshd, ssh_client_key, tmp_path)
+    yield made
+    made.shell.close()
+
+
+class TestSshGpuCloudContract(GpuCloudContract):
+    pass
+
+
+def test_provision_claims_a_workspace_and_delete_removes_it(driver: Any) -> None:
+    handle = driver.cloud.create_pod(driver.request("run-1"))
+    status = driver.cloud.get_pod(handle.pod_id)
+    assert status.workspace_root == f"{driver.root}/{handle.pod_id}/workspace"
+    assert os.path.isdir(status.workspace_root)
+    assert status.ssh is not None and status.cost_per_hour_usd == 0.0
+    driver.cloud.terminate_pod(handle.pod_id)
+    assert not (driver.root / handle.pod_id).exists()
+
+
+def test_stop_kills_the_pods_jobs_and_keeps_the_workspace(driver: Any) -> None:
+    handle = driver.cloud.create_pod(driver.request("run-2"))
+    workspace = driver.cloud.workspace(handle.pod_id)
+    shell = driver.cloud.shell_for(handle.pod_id)
+    shell.write_file(f"{workspace}/job.sh", b"echo up\nsleep 60\n", mode=0o755)
+    pid = shell.start_detached(
+        f"{workspace}/job.sh",
+        log_path=f"{workspace}/job.log",
+        status_path=f"{workspace}/job.rc",
+        pid_path=f"{workspace}/job.pid",
+    )
+    assert shell.run("pwd", timeout=10).stdout.decode().strip() == workspace
+    assert shell.detached_status(
+        pid_path=f"{workspace}/job.pid", status_path=f"{workspace}/job.rc"
+    ).running
+    driver.cloud.stop_pod(handle.pod_id)
+    assert driver.cloud.get_pod(handle.pod_id).desired_status == POD_EXITED
+    # Killed with its wrapper, so no exit status was recorded: the job vanished.
+    assert shell.detached_status(
+        pid_path=f"{workspace}/job.pid", status_path=f"{workspace}/job.rc"
+    ).vanished
+    assert not (Path(driver.cloud.pod_dir(handle.pod_id)) / "procs" / str(pid)).exists()
+    assert (Path(workspace) / "job.log").read_bytes() == b"up\n"
+    driver.cloud.terminate_pod(handle.pod_id)
+
+
+def test_home_relative_root_is_resolved_on_the_host(driver: Any) -> None:
+    cloud = SshGpuCloud(driver.shell, workspaces_root="~/pegboard-contract-probe")
+    assert cloud.root == os.path.expanduser("~/pegboard-contract-probe")
+    assert cloud.list_pods() == []

@@ -1,0 +1,38 @@
+"""Build the SSH adapters against a LoopbackSshd (the test machine is the "pod")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.sshd import SshClientKey
+from pegboard.adapters.sandboxes.sshd import LoopbackSshd
+from pegboard.adapters.ssh_connection import Backoff, SshConnection, SshTarget
+from pegboard.adapters.ssh_host_keys import PinnedHostKeys
+from pegboard.adapters.ssh_shell import SshShell
+
+FAST_BACKOFF = Backoff(first=0.05, cap=0.5, budget=10.0)
+
+
+def target_for(server: LoopbackSshd, key: SshClientKey, *, pod: str = "pod-test") -> SshTarget:
+    return SshTarget(
+        host=server.host, port=server.port, user="root", key_path=str(key.private_path), pod=pod
+    )
+
+
+def connect_shell(
+    server: LoopbackSshd,
+    key: SshClientKey,
+    pins_path: Path,
+    *,
+    pod: str = "pod-test",
+    cwd: str | None = None,
+    backoff: Backoff = FAST_BACKOFF,
+    connect_timeout: float = 10.0,
+) -> SshShell:
+    connection = SshConnection(
+        target_for(server, key, pod=pod),
+        pins=PinnedHostKeys(pins_path, pod=pod),
+        backoff=backoff,
+        connect_timeout=connect_timeout,
+    )
+    return SshShell(connection, cwd=cwd)

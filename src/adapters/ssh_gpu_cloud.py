@@ -13,6 +13,8 @@ Lifecycle on a machine that is not rented (no billing, cost 0.0):
 - preserve: nothing happens (the app simply leaves the pod as it is);
 - resume (recycle): mark it RUNNING again; the kept workspace is reused as is;
 - terminate (delete): kill the jobs and remove the pod's directory.
+Network volumes do not exist on your own machine: every name resolves (no datacenter), and
+the run still works in its per-run workspace.
 Every call runs on the run's one SSH connection (the shell handed in).
 """
 
@@ -34,6 +36,7 @@ from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
     GpuStock,
+    NetworkVolume,
     PodHandle,
     PodRequest,
     PodStatus,
@@ -42,6 +45,7 @@ from pegboard.domain.ports.gpu_cloud import (
 
 SSH_PROVIDER = "ssh"
 SSH_HOST_GPU_ID = "SSH-HOST"  # what `datacenter_stock` lists (any requested GPU is in stock)
+SSH_VOLUME_PREFIX = "ssh-volume-"
 _POD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _TIMEOUT_SEC = 60.0
 _RECORD_SEPARATOR = "\x1e"
@@ -116,6 +120,12 @@ class SshGpuCloud:
         self, *, datacenter_ids: Sequence[str], cloud_type: str
     ) -> builtins.list[GpuStock]:
         return [GpuStock(SSH_HOST_GPU_ID, dc, "high") for dc in datacenter_ids]
+
+    def network_volume(self, id_or_name: str) -> NetworkVolume | None:
+        """Every name is a "volume" reachable from every datacenter, as for `local`: the host
+        has its own disks, and the run still works in its per-run workspace."""
+        name = id_or_name.removeprefix(SSH_VOLUME_PREFIX)
+        return NetworkVolume(volume_id=SSH_VOLUME_PREFIX + name, name=name, datacenter_id=None)
 
     # --- pods ----------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ class _Driver:
         self.shell = connect_shell(server, key, tmp_path / "state" / "known_hosts")
         self.root = tmp_path / "workspaces"
         self.cloud = SshGpuCloud(self.shell, workspaces_root=str(self.root))
+        self.volume_name = "models"
+        self.unknown_volume_name = None  # every name is a volume on your own machine
 
     def request(self, name: str) -> PodRequest:
         return PodRequest(name=name, image="img:1", gpu_id="A100", datacenter_id="LAB")

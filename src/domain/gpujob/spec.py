@@ -7,7 +7,8 @@ which reports every problem at once; constructing these classes directly in code
 caller, like any value object.
 
 Additions over 0.8.4 (all optional, defaults keep 0.8.4 behaviour unless noted):
-- `pod.provider`: `runpod` (default) or `local`, so one config runs on either backend.
+- `pod.provider`: `runpod` (default), `local`, or `ssh` (a machine you already have, named by
+  `ssh.host`/`port`/`user`, with `ssh.key_path` or the ssh agent), so one config runs anywhere.
 - `setup_after_secrets`: stage secrets before the setup commands (0.8.4 order is setup first).
 - `state_file` is templated, and its default is per config and job name instead of the shared
   `~/.runpod-deploy-current` (see `templates.default_state_file`).
@@ -62,6 +63,7 @@ class Provider(enum.StrEnum):
 
     RUNPOD = "runpod"
     LOCAL = "local"
+    SSH = "ssh"
 
 
 class CloudType(enum.StrEnum):
@@ -119,6 +121,12 @@ class StorageSpec:
 @attrs.frozen
 class SshSpec:
     key_path: str = "~/.ssh/id_ed25519"
+    use_agent: bool = False
+    # pod.provider: ssh only: the machine, and where its per-run workspaces are claimed.
+    host: NonEmptyStr | None = None
+    port: PositiveInt = PositiveInt(22)
+    user: NonEmptyStr = NonEmptyStr("root")
+    workspaces_root: NonEmptyStr = NonEmptyStr("~/pegboard-workspaces")
 
 
 @attrs.frozen

@@ -52,6 +52,7 @@ from pegboard.domain.gpujob.spec import (
     PythonVersion,
     SampleInterval,
     SecretSpec,
+    SshSpec,
     StorageMode,
     StorageSpec,
 )
@@ -103,6 +104,7 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
             found.extend(_problems_from(exc, (name,)))
             continue
         found.extend(_check_section(name, kwargs[name]))
+    found.extend(_ssh_provider_rules(kwargs))
     if found:
         found.sort(key=lambda problem: document.line_of(problem[0]) or 0)
         raise ConfigError(
@@ -411,8 +413,37 @@ def _lifecycle_rules(lifecycle: LifecycleSpec) -> list[tuple[KeyPath, str]]:
     return []
 
 
+def _ssh_rules(ssh: SshSpec) -> list[tuple[KeyPath, str]]:
+    found: list[tuple[KeyPath, str]] = []
+    if ssh.port > 65535:
+        found.append((("port",), f"must be a TCP port (1-65535), got {ssh.port}"))
+    root = ssh.workspaces_root
+    if not (root.startswith("/") or root == "~" or root.startswith("~/")) or root.strip("/") == "":
+        found.append((("workspaces_root",), "must be an absolute path or start with ~/ (not /)"))
+    return found
+
+
+def _ssh_provider_rules(kwargs: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:
+    """`ssh.host` names the machine of `pod.provider: ssh`, and only of that provider."""
+    pod, ssh = kwargs.get("pod"), kwargs.get("ssh", SshSpec())
+    if pod is None:
+        return []
+    if pod.provider is Provider.SSH and ssh.host is None:
+        return [(("ssh", "host"), "required for pod.provider: ssh (the machine to run on)")]
+    if pod.provider is not Provider.SSH and ssh.host is not None:
+        return [
+            (
+                ("ssh", "host"),
+                f"only used with pod.provider: ssh (the {pod.provider} provider finds its pod's "
+                "address itself)",
+            )
+        ]
+    return []
+
+
 _CLASS_RULES: dict[type, Callable[[Any], list[tuple[KeyPath, str]]]] = {
     PodSpec: _pod_rules,
+    SshSpec: _ssh_rules,
     StorageSpec: _storage_rules,
     SecretSpec: _secret_rules,
     LifecycleSpec: _lifecycle_rules,

@@ -33,7 +33,6 @@ from pegboard.domain.sync_rules import parse_chmod
 
 _DEFAULT_TIMEOUT_SEC = 3600.0
 _IO_TIMEOUT_SEC = 120  # rsync --timeout: no data for this long means the peer is gone
-_NO_RSYNC = re.compile(r"rsync: (command )?not found|exec: rsync: not found|rsync: No such file")
 
 
 class RsyncFileSync:
@@ -190,7 +189,8 @@ class RsyncFileSync:
             return Unauthorized(f"rsync to pod {self._pod}: authentication refused ({detail})")
         if "Connection refused" in stderr or "Connection timed out" in stderr:
             return Unreachable(f"rsync to pod {self._pod}: {detail}")
-        if _NO_RSYNC.search(stderr) or code == 127:
+        # bash: "rsync: command not found"; dash and busybox: "rsync: not found".
+        if re.search(rf"{re.escape(self._remote_rsync)}: (command )?not found", stderr):
             return PortError(
                 f"pod {self._pod} has no rsync (install it with a setup command, for example "
                 "`apt-get install -y rsync`)",

@@ -288,7 +288,7 @@ class SshConnection:
 
 def key_types_mismatch(exc: BaseException) -> bool:
     """Whether the handshake failed because the pinned host key type is no longer offered."""
-    return "Incompatible ssh server (no acceptable host key)" in str(exc)
+    return "(no acceptable host key)" in str(exc)  # paramiko: "Incompatible ssh peer/server"
 
 
 def _tune_socket(sock: socket.socket) -> None:

@@ -1,0 +1,268 @@
+"""SshShell, RsyncFileSync and their connection against a real sshd: one connection a run,
+pinned host keys, process groups, secrets kept off command lines, rsync edge cases."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.components import require_executable
+from helpers.ssh_adapters import connect_shell, target_for
+from helpers.sshd import SshClientKey, StartSshd
+from pegboard.adapters.rsync_file_sync import RsyncFileSync
+from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
+from pegboard.adapters.ssh_connection import SshConnection, SshTarget
+from pegboard.adapters.ssh_host_keys import PinnedHostKeys
+from pegboard.adapters.ssh_shell import SshShell
+from pegboard.domain.errors import PortError, Unauthorized, Unreachable
+from pegboard.domain.ports.remote_shell import CommandTimedOut
+
+
+def wait_for(condition: object, budget: float = 10.0) -> bool:
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in {"Z", "X"}
+
+
+def test_a_whole_run_uses_one_connection(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd()
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    try:
+        for _ in range(5):
+            assert shell.run("echo probe", timeout=10).stdout == b"probe\n"
+        shell.write_file(f"{tmp_path}/job.sh", b"echo one\necho DONE\n", mode=0o755)
+        shell.start_detached(
+            f"{tmp_path}/job.sh",
+            log_path=f"{tmp_path}/job.log",
+            status_path=f"{tmp_path}/job.rc",
+            pid_path=f"{tmp_path}/job.pid",
+        )
+        stream = shell.follow("job.log", heartbeat=0.05)
+        seen = b""
+        while b"DONE" not in seen:
+            seen += next(stream)
+        stream.close()
+        assert wait_for(
+            lambda: (
+                not shell.detached_status(
+                    pid_path=f"{tmp_path}/job.pid", status_path=f"{tmp_path}/job.rc"
+                ).running
+            )
+        )
+        assert shell.read_file("job.log") == b"one\nDONE\n"
+    finally:
+        shell.close()
+    assert server.accepted_logins() == 1
+    assert shell.connection.connections_made == 1
+
+
+def test_the_connection_sets_nodelay_and_keepalive(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    import socket
+
+    shell = connect_shell(sshd, ssh_client_key, tmp_path / "known_hosts")
+    try:
+        transport = shell.connection.connect()
+        sock = transport.sock
+        assert isinstance(sock, socket.socket)
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        assert transport.packetizer._Packetizer__keepalive_interval > 0  # type: ignore[attr-defined]
+    finally:
+        shell.close()
+
+
+def test_first_contact_pins_the_key_beside_the_state_and_nowhere_else(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    user_known_hosts = Path("~/.ssh/known_hosts").expanduser()
+    before = user_known_hosts.read_bytes() if user_known_hosts.exists() else None
+    pins = tmp_path / "run-state" / "known_hosts"
+    shell = connect_shell(sshd, ssh_client_key, pins)
+    shell.run("true", timeout=10)
+    shell.close()
+    key_type, key_data = sshd.host_public_key.split()[:2]
+    assert pins.read_text() == f"[127.0.0.1]:{sshd.port} {key_type} {key_data}\n"
+    assert pins.stat().st_mode & 0o777 == 0o600
+    sync = RsyncFileSync(target_for(sshd, ssh_client_key), known_hosts=pins)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a").write_bytes(b"a")
+    sync.push(f"{tmp_path}/src/", f"{tmp_path}/dst")
+    after = user_known_hosts.read_bytes() if user_known_hosts.exists() else None
+    assert after == before
+
+
+def test_a_timeout_kills_the_remote_process_group(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    shell = connect_shell(sshd, ssh_client_key, tmp_path / "known_hosts")
+    child_file = tmp_path / "child.pid"
+    try:
+        with pytest.raises(CommandTimedOut, match="timed out after 0.5s"):
+            shell.run(f"sleep 300 & echo $! > {child_file}; wait", timeout=0.5)
+        child = int(child_file.read_text())
+        assert wait_for(lambda: not alive(child)), "the background child survived the timeout"
+        assert shell.run("echo still usable", timeout=10).stdout == b"still usable\n"
+    finally:
+        shell.close()
+
+
+def test_a_detached_job_outlives_the_connection(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    pins = tmp_path / "known_hosts"
+    first = connect_shell(sshd, ssh_client_key, pins)
+    first.write_file(f"{tmp_path}/job.sh", b"sleep 0.5\necho finished\nexit 4\n", mode=0o755)
+    paths = {n: f"{tmp_path}/job.{n}" for n in ("log", "rc", "pid")}
+    first.start_detached(
+        f"{tmp_path}/job.sh", log_path=paths["log"], status_path=paths["rc"], pid_path=paths["pid"]
+    )
+    first.close()
+    second = connect_shell(sshd, ssh_client_key, pins)
+    try:
+        assert wait_for(
+            lambda: (
+                second.detached_status(pid_path=paths["pid"], status_path=paths["rc"]).exit_code
+                == 4
+            )
+        )
+        assert second.read_file(paths["log"]) == b"finished\n"
+    finally:
+        second.close()
+
+
+def test_secrets_travel_as_data_never_in_a_command(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts")
+    secret = b"API_TOKEN=tok-9f8e7d6c5b4a\n"
+    try:
+        shell.write_file(f"{tmp_path}/secrets/token.env", secret, mode=0o600)
+        assert shell.read_file(f"{tmp_path}/secrets/token.env") == secret
+        shell.run(f'. {tmp_path}/secrets/token.env && test -n "$API_TOKEN"', timeout=10)
+    finally:
+        shell.close()
+    assert (tmp_path / "secrets" / "token.env").stat().st_mode & 0o777 == 0o600
+    commands = "\n".join(server.recorded_commands())
+    assert "tok-9f8e7d6c5b4a" not in commands
+    assert "sftp" in commands  # the bytes went over the SFTP subsystem
+    assert not list((tmp_path / "secrets").glob(".*pegboard*")), "no staging leftovers"
+
+
+def test_a_refused_key_is_one_line(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    stranger = tmp_path / "stranger"
+    generate_key(stranger)
+    connection = SshConnection(
+        SshTarget(sshd.host, sshd.port, key_path=str(stranger), pod="pod-x"),
+        pins=PinnedHostKeys(tmp_path / "known_hosts", pod="pod-x"),
+    )
+    with pytest.raises(Unauthorized) as caught:
+        SshShell(connection).run("true", timeout=10)
+    message = str(caught.value)
+    assert "\n" not in message and "authentication refused" in message
+    assert f"root@127.0.0.1:{sshd.port}" in message
+
+
+def test_a_missing_key_file_names_the_setting(sshd: LoopbackSshd, tmp_path: Path) -> None:
+    connection = SshConnection(
+        SshTarget(sshd.host, sshd.port, key_path=str(tmp_path / "nope")),
+        pins=PinnedHostKeys(tmp_path / "known_hosts", pod="p"),
+    )
+    with pytest.raises(Unauthorized, match=r"ssh key not found: .*nope \(ssh.key_path\)"):
+        connection.connect()
+
+
+def test_unreachable_hosts_fail_with_one_line_within_the_timeout(tmp_path: Path) -> None:
+    import socket
+
+    # Nothing listens: refused at once.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    refused = SshConnection(
+        SshTarget("127.0.0.1", closed_port, key_path="/dev/null"),
+        pins=PinnedHostKeys(tmp_path / "kh", pod="p"),
+        connect_timeout=2,
+    )
+    with pytest.raises(Unreachable, match="connection refused"):
+        refused.connect()
+    # Something listens but never speaks SSH: bounded by the connect timeout.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        mute = SshConnection(
+            SshTarget("127.0.0.1", silent.getsockname()[1], key_path="/dev/null"),
+            pins=PinnedHostKeys(tmp_path / "kh", pod="p"),
+            connect_timeout=0.5,
+        )
+        started = time.monotonic()
+        with pytest.raises(PortError) as caught:
+            mute.connect()
+        assert time.monotonic() - started < 5
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "kh").exists()
+
+
+def test_rsync_reports_a_pod_without_rsync(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    require_executable("rsync")
+    pins = tmp_path / "known_hosts"
+    connect_shell(sshd, ssh_client_key, pins).run("true", timeout=10)
+    sync = RsyncFileSync(
+        target_for(sshd, ssh_client_key, pod="pod-bare"),
+        known_hosts=pins,
+        remote_rsync="rsync-is-not-installed-here",
+    )
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(PortError, match="pod pod-bare has no rsync"):
+        sync.push(str(tmp_path / "f"), f"{tmp_path}/out/")
+
+
+def test_rsync_draws_progress_only_on_a_terminal(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    import io
+
+    require_executable("rsync")
+    pins = tmp_path / "known_hosts"
+    connect_shell(sshd, ssh_client_key, pins).run("true", timeout=10)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "data.bin").write_bytes(os.urandom(200_000))
+    captured = io.BytesIO()
+    plain = RsyncFileSync(target_for(sshd, ssh_client_key), known_hosts=pins, progress=captured)
+    assert plain.push(f"{tmp_path}/src/", f"{tmp_path}/a").files == 1
+    assert captured.getvalue() == b""  # not a terminal: no bar
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "wb", buffering=0) as terminal:
+        bar = RsyncFileSync(target_for(sshd, ssh_client_key), known_hosts=pins, progress=terminal)
+        result = bar.push(f"{tmp_path}/src/", f"{tmp_path}/b")
+        drawn = b""
+        while select.select([master], [], [], 0.2)[0]:
+            drawn += os.read(master, 65536)
+    os.close(master)
+    assert (result.files, result.bytes_transferred) == (1, 200_000)
+    assert b"\r" in drawn and b"100%" in drawn
+    assert b"Number of files" not in drawn  # --stats stays ours

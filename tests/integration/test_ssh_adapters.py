@@ -117,7 +117,7 @@ def test_a_timeout_kills_the_remote_process_group(
     shell = connect_shell(sshd, ssh_client_key, tmp_path / "known_hosts")
     child_file = tmp_path / "child.pid"
     try:
-        with pytest.raises(CommandTimedOut, match="timed out after 0.5s"):
+        with pytest.raises(CommandTimedOut, match=r"timed out after 0\.5s"):
             shell.run(f"sleep 300 & echo $! > {child_file}; wait", timeout=0.5)
         child = int(child_file.read_text())
         assert wait_for(lambda: not alive(child)), "the background child survived the timeout"

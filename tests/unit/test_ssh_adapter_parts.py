@@ -1,0 +1,49 @@
+"""The pure parts of the SSH adapters: backoff bounds, the pid header, rsync -e quoting and
+progress forwarding."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from pegboard.adapters.rsync_file_sync import _forward_progress, _rsync_quote
+from pegboard.adapters.ssh_connection import Backoff
+from pegboard.adapters.ssh_shell import _PidHeader
+from pegboard.domain.errors import PortError
+
+
+def test_backoff_doubles_up_to_the_cap_and_stops_within_the_budget() -> None:
+    delays = Backoff(first=0.1, cap=1.0, budget=5.0).delays()
+    assert delays[:5] == [0.1, 0.2, 0.4, 0.8, 1.0]
+    assert sum(delays) <= 5.0 and len(delays) == 7
+    assert Backoff(first=1.0, budget=0.5).delays() == []
+
+
+def test_pid_header_is_stripped_even_when_split() -> None:
+    header = _PidHeader()
+    assert header.feed(b"12") == b""
+    assert header.feed(b"34\nout") == b"out"
+    assert header.pgid == 1234
+    assert header.feed(b"more\n") == b"more\n"
+
+
+def test_a_shell_that_prints_first_gives_no_group_to_kill() -> None:
+    header = _PidHeader()
+    assert header.feed(b"motd line\nrest") == b"motd line\nrest"
+    assert header.pgid == 0
+
+
+def test_rsync_e_quoting() -> None:
+    assert _rsync_quote("-p") == "-p"
+    assert _rsync_quote("/a b/key") == "'/a b/key'"
+    assert _rsync_quote("/it's") == '"/it\'s"'
+    with pytest.raises(PortError):
+        _rsync_quote('/it\'s "odd"')
+
+
+def test_only_carriage_return_updates_reach_the_terminal() -> None:
+    out = io.BytesIO()
+    rest = _forward_progress(b"   1,000  10%\r   5,000  50%\rNumber of files: 2\npartial", out)
+    assert out.getvalue() == b"\r   1,000  10%\r   5,000  50%"
+    assert rest == b"partial"

@@ -23,6 +23,7 @@ from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.cluster import (
     ClusterTarget,
     JsonObject,
+    ListPage,
     LogStreamDropped,
     ResourceKind,
     WatchEvent,
@@ -40,6 +41,7 @@ from .kubernetes_errors import (
 _API = {
     ResourceKind.POD: ("/api/v1", "pods", "v1"),
     ResourceKind.JOB: ("/apis/batch/v1", "jobs", "batch/v1"),
+    ResourceKind.LEASE: ("/apis/coordination.k8s.io/v1", "leases", "coordination.k8s.io/v1"),
 }
 _KIND_BY_NAME = {kind.value: kind for kind in ResourceKind}
 WATCH_READ_SLACK = 5.0  # client read timeout above the server's timeoutSeconds
@@ -281,7 +283,7 @@ class KubernetesCluster:
     ) -> JsonObject:
         kind = _KIND_BY_NAME.get(str(manifest.get("kind")))
         if kind is None:
-            raise PortError(f"cannot create kind {manifest.get('kind')!r}: only Pod and Job")
+            raise PortError(f"cannot create kind {manifest.get('kind')!r}: only Pod, Job and Lease")
         query = [("dryRun", "All")] if dry_run else []
         return self._json("POST", self._path(kind, namespace), query=query, body=manifest)
 
@@ -298,14 +300,42 @@ class KubernetesCluster:
         label_selector: str | None,
         field_selector: str | None,
     ) -> tuple[builtins.list[JsonObject], str]:
+        page = self.list_page(
+            kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        return page.items, page.resource_version
+
+    def list_page(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> ListPage:
         query = self._selectors(label_selector, field_selector)
+        for key, value in (
+            ("limit", limit),
+            ("continue", continue_token),
+            ("resourceVersion", resource_version),
+            ("resourceVersionMatch", resource_version_match),
+        ):
+            if value is not None and value != "":
+                query.append((key, value))
         result = self._json("GET", self._path(kind, namespace), query=query)
         _, _, api_version = _API[kind]
         items = result.get("items") or []
         for item in items:  # list items come without kind/apiVersion; give them the watch's shape
             item.setdefault("kind", kind.value)
             item.setdefault("apiVersion", api_version)
-        return items, str((result.get("metadata") or {}).get("resourceVersion", ""))
+        meta = result.get("metadata") or {}
+        return ListPage(
+            items, str(meta.get("resourceVersion", "")), str(meta.get("continue") or "") or None
+        )
 
     def list(
         self,
@@ -337,9 +367,23 @@ class KubernetesCluster:
             deadline,
         )
 
+    def watch_events(
+        self,
+        *,
+        namespace: str,
+        involved_name: str,
+        involved_uid: str | None = None,
+        timeout: float,
+    ) -> Iterator[WatchEvent]:
+        """A watch without a resourceVersion: the server sends the current Events as ADDED first
+        (one request instead of a LIST and a watch), then resumes from the last version seen."""
+        deadline = self._monotonic() + timeout
+        selectors = [("fieldSelector", _involved_selector(involved_name, involved_uid))]
+        return self._watch(None, namespace, selectors, [], "", deadline)
+
     def _watch(
         self,
-        kind: ResourceKind,
+        kind: ResourceKind | None,  # None: Events
         namespace: str,
         selectors: builtins.list[tuple[str, Any]],
         items: builtins.list[JsonObject],
@@ -373,7 +417,7 @@ class KubernetesCluster:
                         return
             except Gone:
                 # Too old to resume: list again and replay what changed meanwhile.
-                fresh, version = self._list(kind, namespace, *_selector_values(selectors))
+                fresh, version = self._relist(kind, namespace, selectors)
                 fresh_uids = {item["metadata"]["uid"] for item in fresh}
                 for uid, old in builtins.list(known.items()):
                     if uid not in fresh_uids:
@@ -393,13 +437,30 @@ class KubernetesCluster:
                 pass  # the connection broke: resume from the last resourceVersion
             early_ends = 0 if delivered else early_ends + 1
             if early_ends > MAX_EARLY_WATCH_ENDS and deadline - self._monotonic() > 1:
+                what = kind.value if kind is not None else "Event"
                 raise Transient(
-                    f"the watch on {kind.value}s in {namespace} keeps ending early at {self._host}"
+                    f"the watch on {what}s in {namespace} keeps ending early at {self._host}"
                 )
+
+    def _relist(
+        self,
+        kind: ResourceKind | None,
+        namespace: str,
+        selectors: builtins.list[tuple[str, Any]],
+    ) -> tuple[builtins.list[JsonObject], str]:
+        if kind is not None:
+            return self._list(kind, namespace, *_selector_values(selectors))
+        result = self._json("GET", self._events_path(namespace), query=selectors)
+        items: builtins.list[JsonObject] = result.get("items") or []
+        return items, str((result.get("metadata") or {}).get("resourceVersion", ""))
+
+    @staticmethod
+    def _events_path(namespace: str) -> str:
+        return f"/api/v1/namespaces/{quote(namespace, safe='')}/events"
 
     def _watch_once(
         self,
-        kind: ResourceKind,
+        kind: ResourceKind | None,
         namespace: str,
         selectors: builtins.list[tuple[str, Any]],
         version: str,
@@ -414,9 +475,10 @@ class KubernetesCluster:
         ]
         if version:
             query.append(("resourceVersion", version))
+        path = self._path(kind, namespace) if kind is not None else self._events_path(namespace)
         response = self._open(
             "GET",
-            self._path(kind, namespace),
+            path,
             query=query,
             timeout=(self._connect_timeout, server_timeout + WATCH_READ_SLACK),
         )
@@ -466,16 +528,20 @@ class KubernetesCluster:
     def list_events(
         self, *, namespace: str, involved_name: str, involved_uid: str | None = None
     ) -> builtins.list[JsonObject]:
-        selector = f"involvedObject.name={involved_name}"
-        if involved_uid:
-            selector += f",involvedObject.uid={involved_uid}"
-        path = f"/api/v1/namespaces/{quote(namespace, safe='')}/events"
-        result = self._json("GET", path, query=[("fieldSelector", selector)])
+        selector = _involved_selector(involved_name, involved_uid)
+        result = self._json(
+            "GET", self._events_path(namespace), query=[("fieldSelector", selector)]
+        )
         items: builtins.list[JsonObject] = result.get("items") or []
         for item in items:
             item.setdefault("kind", "Event")
             item.setdefault("apiVersion", "v1")
         return items
+
+    def replace(
+        self, kind: ResourceKind, name: str, obj: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        return self._json("PUT", self._path(kind, namespace, name), body=obj)
 
     def patch(
         self, kind: ResourceKind, name: str, patch: Mapping[str, Any], *, namespace: str
@@ -502,6 +568,11 @@ class KubernetesCluster:
 
 class _WatchBroke(Exception):
     """A watch connection ended before its deadline (reset, cut-off line)."""
+
+
+def _involved_selector(name: str, uid: str | None) -> str:
+    selector = f"involvedObject.name={name}"
+    return f"{selector},involvedObject.uid={uid}" if uid else selector
 
 
 def _selector_values(selectors: builtins.list[tuple[str, Any]]) -> tuple[str | None, str | None]:

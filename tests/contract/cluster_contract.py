@@ -503,3 +503,96 @@ class ClusterContract:
             namespace=harness.namespace, involved_name=first, involved_uid="0000-not-it"
         )
         assert other_uid == []
+
+    def test_events_are_watched_by_involved_object(self, harness: ClusterDriver) -> None:
+        first, second = unique("evw"), unique("evw")
+        uid = harness.cluster.create(
+            harness.pod(first, exit_code=None), namespace=harness.namespace
+        )["metadata"]["uid"]
+        harness.cluster.create(harness.pod(second, exit_code=None), namespace=harness.namespace)
+        harness.add_event(first, reason="Before", message="already there when the watch opens")
+        seen: list[str] = []
+        for event in harness.cluster.watch_events(
+            namespace=harness.namespace,
+            involved_name=first,
+            involved_uid=uid,
+            timeout=harness.timeout,
+        ):
+            assert event.object["involvedObject"]["name"] == first
+            seen.append(event.object["reason"])
+            if event.object["reason"] == "Before":
+                harness.add_event(second, reason="Other", message="not about the first pod")
+                harness.add_event(first, reason="After", message="arrives through the watch")
+            if "After" in seen:
+                break
+        assert "Other" not in seen
+        assert seen.index("Before") < seen.index("After")
+        for name in (first, second):
+            harness.cluster.delete(ResourceKind.POD, name, namespace=harness.namespace)
+
+    # ------------------------------------------------------------------ pagination and Leases
+
+    def test_list_pages_through_limit_and_continue(self, harness: ClusterDriver) -> None:
+        run = unique("page")
+        names = sorted(f"{run}-{i}" for i in range(5))
+        for name in names:
+            harness.cluster.create(
+                harness.pod(name, exit_code=None, labels={"run": run}),
+                namespace=harness.namespace,
+            )
+        got: list[str] = []
+        token: str | None = None
+        pages = 0
+        while True:
+            page = harness.cluster.list_page(
+                ResourceKind.POD,
+                namespace=harness.namespace,
+                label_selector=f"run={run}",
+                limit=2,
+                continue_token=token,
+            )
+            pages += 1
+            assert len(page.items) <= 2 and page.resource_version
+            got += [p["metadata"]["name"] for p in page.items]
+            if page.continue_token is None:
+                break
+            token = page.continue_token
+        assert got == names and pages >= 3
+        cached = harness.cluster.list_page(
+            ResourceKind.POD,
+            namespace=harness.namespace,
+            label_selector=f"run={run}",
+            limit=2,
+            resource_version="0",
+            resource_version_match="NotOlderThan",
+        )
+        assert sorted(p["metadata"]["name"] for p in cached.items) == names  # whole, from cache
+        assert cached.continue_token is None
+        for name in names:
+            harness.cluster.delete(ResourceKind.POD, name, namespace=harness.namespace)
+
+    def test_lease_replace_is_guarded_by_its_resource_version(self, harness: ClusterDriver) -> None:
+        name = unique("lease")
+        ns = harness.namespace
+        lease = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": name},
+            "spec": {"holderIdentity": "a", "leaseDurationSeconds": 60},
+        }
+        created = harness.cluster.create(lease, namespace=ns)
+        assert (created["kind"], created["spec"]["holderIdentity"]) == ("Lease", "a")
+        with pytest.raises(Conflict):
+            harness.cluster.create(lease, namespace=ns)
+        mine = {**created, "spec": {**created["spec"], "holderIdentity": "b"}}
+        theirs = {**created, "spec": {**created["spec"], "holderIdentity": "c"}}
+        replaced = harness.cluster.replace(ResourceKind.LEASE, name, mine, namespace=ns)
+        assert replaced["spec"]["holderIdentity"] == "b"
+        assert replaced["metadata"]["uid"] == created["metadata"]["uid"]
+        with pytest.raises(Conflict) as caught:  # it changed since `theirs` was read
+            harness.cluster.replace(ResourceKind.LEASE, name, theirs, namespace=ns)
+        assert caught.value.status == 409
+        read = harness.cluster.read(ResourceKind.LEASE, name, namespace=ns)
+        assert read is not None and read["spec"]["holderIdentity"] == "b"
+        assert harness.cluster.delete(ResourceKind.LEASE, name, namespace=ns)
+        assert harness.cluster.read(ResourceKind.LEASE, name, namespace=ns) is None

@@ -27,11 +27,19 @@ from typing import Any
 from pegboard.adapters.kube_semantics import garbage
 from pegboard.adapters.kube_semantics import logs as log_rules
 from pegboard.adapters.kube_semantics.kubetime import NANOS, format_rfc3339, seconds_to_nanos
+from pegboard.adapters.kube_semantics.listing import list_page, parse_list_options
 from pegboard.adapters.kube_semantics.resources import BY_KIND, EVENTS, PODS
 from pegboard.adapters.kube_semantics.selectors import field_matcher, selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, not_found
+from pegboard.adapters.kube_semantics.validation import validate
 from pegboard.adapters.kubernetes_errors import error_for_status
-from pegboard.domain.ports.cluster import ClusterTarget, JsonObject, ResourceKind, WatchEvent
+from pegboard.domain.ports.cluster import (
+    ClusterTarget,
+    JsonObject,
+    ListPage,
+    ResourceKind,
+    WatchEvent,
+)
 
 from .clock import FakeClock
 from .cluster_jobs import FakeJobsController
@@ -53,6 +61,9 @@ _OPERATIONS = frozenset(
         "watch",
         "stream_logs",
         "list_events",
+        "list_page",
+        "watch_events",
+        "replace",
         "patch",
         "delete",
     }
@@ -287,6 +298,53 @@ class FakeCluster:
             found.sort(key=lambda o: o["metadata"]["name"])
             return clone(found)
 
+    def list_page(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> ListPage:
+        params = {
+            "label_selector": label_selector,
+            "field_selector": field_selector,
+            "limit": limit,
+            "continue": continue_token,
+            "resource_version": resource_version,
+            "resource_version_match": resource_version_match,
+        }
+        self._begin(FakeRequest("list_page", kind.value, namespace, None, params))
+        matches = self._matcher(kind, namespace, label_selector, field_selector)
+        with self._cond, _as_port_errors():
+            options = parse_list_options(
+                limit=str(limit) if limit is not None else None,
+                continue_token=continue_token,
+                resource_version=resource_version,
+                resource_version_match=resource_version_match,
+            )
+            keyed = [
+                (o["metadata"]["name"], o)
+                for o in self._store.of_kind(kind.value)
+                if o["metadata"]["namespace"] == namespace
+            ]
+            version = self._store.resource_version
+            page = list_page(
+                keyed,
+                matches,
+                options,
+                resource_version=version,
+                has_selector=bool(label_selector or field_selector),
+            )
+            items = [clone(dict(o)) for o in page.items]
+            if options.from_cache:  # the watch cache is not sorted by key
+                items.sort(key=lambda o: o["metadata"]["name"])
+            return ListPage(items, str(options.continue_rv or version), page.continue_token or None)
+
     def watch(
         self,
         kind: ResourceKind,
@@ -388,6 +446,53 @@ class FakeCluster:
                 raise not_found(BY_KIND[kind.value], name)
             body = copy.deepcopy(dict(patch))  # user input: any JSON-like values
             result = clone(self._store.update(obj, lambda o: merge_patch_into(o, body)))
+        self._schedule.catch_up()
+        return result
+
+    def watch_events(
+        self,
+        *,
+        namespace: str,
+        involved_name: str,
+        involved_uid: str | None = None,
+        timeout: float,
+    ) -> Iterator[WatchEvent]:
+        params = {"involved_uid": involved_uid, "timeout": timeout}
+        self._begin(FakeRequest("watch_events", "Event", namespace, involved_name, params))
+        selector = f"involvedObject.name={involved_name}"
+        if involved_uid:
+            selector += f",involvedObject.uid={involved_uid}"
+        selected = field_matcher(selector, EVENTS)
+
+        def matches(event: Mapping[str, Any]) -> bool:
+            return event["metadata"]["namespace"] == namespace and selected(event)
+
+        with self._cond:
+            deadline = self.clock.now() + timeout
+            initial = [clone(e) for e in self._store.events if matches(e)]
+            start = len(self._store.history)
+        return watch_events(
+            self._store,
+            self._schedule,
+            kind="Event",
+            matches=matches,
+            initial=initial,
+            index=start,
+            deadline=deadline,
+            auto_advance=self.auto_advance,
+        )
+
+    def replace(
+        self, kind: ResourceKind, name: str, obj: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        self._begin(FakeRequest("replace", kind.value, namespace, name, {"body": obj}))
+        with self._cond, _as_port_errors():
+            current = self._store.get(kind.value, namespace, name)
+            if current is None:
+                raise not_found(BY_KIND[kind.value], name)
+            body = copy.deepcopy(dict(obj))
+            validate(BY_KIND[kind.value], body)
+            result = clone(self._store.replace(current, body))
         self._schedule.catch_up()
         return result
 

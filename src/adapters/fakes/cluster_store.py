@@ -18,15 +18,15 @@ from typing import TypeVar, cast
 from pegboard.adapters.kube_semantics.defaults import default_object, stamp_new_object
 from pegboard.adapters.kube_semantics.events import event_object
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339, seconds_to_nanos
-from pegboard.adapters.kube_semantics.resources import BY_KIND, EVENTS
-from pegboard.adapters.kube_semantics.status import already_exists, unknown_resource
+from pegboard.adapters.kube_semantics.resources import BY_KIND, EVENTS, Resource
+from pegboard.adapters.kube_semantics.status import StatusError, already_exists, unknown_resource
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
 from pegboard.domain.ports.cluster import JsonObject
 
 from .cluster_time import VirtualSchedule
 
 NODE_NAME = "fake-node"
-STORED_KINDS = ("Pod", "Job")
+STORED_KINDS = ("Pod", "Job", "Lease")
 _T = TypeVar("_T")
 
 # (change type, the live object, its state before a MODIFIED, virtual time)
@@ -51,6 +51,15 @@ def clone(value: _T) -> _T:
     if isinstance(value, list):
         return cast(_T, [clone(item) for item in value])
     return value
+
+
+def conflict(resource: Resource, name: str) -> StatusError:
+    return StatusError(
+        409,
+        f'Operation cannot be fulfilled on {resource.plural} "{name}": the object has been '
+        "modified; please apply your changes to the latest version and try again",
+        reason="Conflict",
+    )
 
 
 def merge_patch_into(target: JsonObject, patch: JsonObject) -> None:
@@ -215,5 +224,30 @@ class FakeStore:
         )
         self._bump(event)
         self.events.append(event)
+        # Watches on Events replay it from the history (listeners never see Events).
+        self.history.append(Change(self.schedule.now(), "ADDED", "Event", clone(event), None))
         self.cond.notify_all()
         return event
+
+    @property
+    def resource_version(self) -> int:
+        """The newest resourceVersion (what a LIST reports)."""
+        return self._rv
+
+    def replace(self, obj: JsonObject, body: JsonObject) -> JsonObject:
+        """PUT: the new content, the server's own metadata kept; Conflict on a stale version."""
+        meta = obj["metadata"]
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted and wanted != meta["resourceVersion"]:
+            raise conflict(BY_KIND[obj["kind"]], meta["name"])
+        kept = {k: meta.get(k) for k in ("uid", "name", "namespace", "creationTimestamp")}
+
+        def mutate(target: JsonObject) -> None:
+            fresh = clone(body)
+            target.clear()
+            target.update(fresh)
+            target["kind"], target["apiVersion"] = obj_kind, api_version
+            target.setdefault("metadata", {}).update(kept)
+
+        obj_kind, api_version = obj["kind"], obj["apiVersion"]
+        return self.update(obj, mutate)

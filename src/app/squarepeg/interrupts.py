@@ -1,7 +1,9 @@
 """Two-stage Ctrl-C for the duration of a run (SIGINT and SIGTERM).
 
 The first signal asks the run to stop streaming, clean up, sweep and exit 130; the second
-abandons everything at once, leaving the resource running. Handlers are installed only while a
+abandons everything at once, and says what became of the resource: left running (the delete was
+never sent, or failed), being deleted (the DELETE was in flight), or deleted (only the sweep was
+cut short). Handlers are installed only while a
 run is in progress, only from the main thread, and restored afterwards.
 """
 
@@ -12,6 +14,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+from .cleanup import Removal
 
 
 class Abandoned(BaseException):
@@ -56,3 +60,29 @@ class TwoStageInterrupt:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def abandon_messages(*, kind: str, name: str, namespace: str, removal: Removal) -> tuple[str, str]:
+    """(the stderr line at the second Ctrl-C, the final error) for what really happened."""
+    if removal is Removal.IN_FLIGHT:
+        return (
+            f"leaving while {kind} {name} is being deleted (its answer not awaited, so it may "
+            f"be gone already); check with: kubectl get {kind} {name} -n {namespace}, "
+            f"and if it is still there: kubectl delete {kind} {name} -n {namespace}",
+            f"interrupted while deleting {kind} {name}",
+        )
+    if removal is Removal.DONE:
+        return (
+            f"leaving; {kind} {name} was already deleted (the orphan sweep was cut short)",
+            f"interrupted; {kind} {name} deleted",
+        )
+    if removal is Removal.KEPT:
+        return (
+            f"leaving; {kind} {name} is kept in namespace {namespace}",
+            f"interrupted; {kind} {name} kept",
+        )
+    return (
+        f"leaving {kind} {name} running in namespace {namespace}; "
+        f"delete it with: kubectl delete {kind} {name} -n {namespace}",
+        f"interrupted; {kind} {name} left running",
+    )

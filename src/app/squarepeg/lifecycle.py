@@ -21,8 +21,8 @@ from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 
-from .cleanup import delete_or_keep, sweep_if_enabled
-from .interrupts import Abandoned, TwoStageInterrupt
+from .cleanup import RemovalProgress, delete_or_keep, sweep_if_enabled
+from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
@@ -110,6 +110,7 @@ class RunLifecycle:
         self.name = resolved.name
         self.container = resolved.container_name
         self.created = False
+        self._removal = RemovalProgress()  # how far deleting our resource got (second Ctrl-C)
         self.interrupt = TwoStageInterrupt(
             on_first=self._first_interrupt, on_second=self._second_interrupt
         )
@@ -139,9 +140,7 @@ class RunLifecycle:
                 outcome = self._run()
                 self.interrupt.abandon_allowed = False
         except Abandoned:
-            raise Interrupted(
-                f"interrupted; {self._kind_word()} {self.name} left running"
-            ) from None
+            raise Interrupted(self._abandon_messages()[1]) from None
         finally:
             self._stop_background.set()
         if outcome.interrupted or self.interrupt.first.is_set():
@@ -295,11 +294,14 @@ class RunLifecycle:
         self._queue.put((Msg.INTERRUPT, None))
 
     def _second_interrupt(self) -> None:
-        kind = self._kind_word()
-        raw_stderr_line(
-            self.ui.prefix,
-            f"leaving {kind} {self.name} running in namespace {self.namespace}; "
-            f"delete it with: kubectl delete {kind} {self.name} -n {self.namespace}",
+        raw_stderr_line(self.ui.prefix, self._abandon_messages()[0])
+
+    def _abandon_messages(self) -> tuple[str, str]:
+        return abandon_messages(
+            kind=self._kind_word(),
+            name=self.name,
+            namespace=self.namespace,
+            removal=self._removal.state,
         )
 
     def _report_code_on_interrupt(self) -> None:
@@ -319,6 +321,7 @@ class RunLifecycle:
             name=self.name,
             namespace=self.namespace,
             pod_name=self._pod.name,
+            progress=self._removal,
         )
 
     def _sweep(self) -> None:

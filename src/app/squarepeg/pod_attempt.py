@@ -37,7 +37,7 @@ from .job_pods import FollowedPod
 from .log_pump import LogPump
 from .pod_watch import LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher, pod_selectors
 from .run_outcome import RunOutcome
-from .startup_events import EventSurfacer, Involved, start_event_polling
+from .startup_events import EventSurfacer, Involved
 from .status import StatusUI
 
 PUMP_STALL_SECONDS = 30.0  # after the container ended: no log bytes for this long -> stop
@@ -283,22 +283,28 @@ class PodAttempt:
         pump.start()
 
     def _poll_events(self) -> None:
+        """Follow the startup's events with a watch (startup_events), for as long as it lasts."""
         if self.ctx.ui.quiet:
             return
-        start_event_polling(
-            self._surface_events,
+        self.ctx.events.follow(
+            self._event_targets,
+            namespace=self.ctx.namespace,
             still_starting=lambda: not self.started and not self.retired,
             stop=self.ctx.stop_background,
             first=self.ctx.event_poll_first,
-            every=self.ctx.event_poll_every,
+            check_every=self.ctx.event_poll_every,
         )
 
-    def _surface_events(self, *, all_types: bool = False) -> None:
-        """Show Warning events (or, on failure, any event) about our Job and pod once each."""
+    def _event_targets(self) -> list[Involved]:
         ctx = self.ctx
         targets: list[Involved] = []
         if ctx.resolved.kind is ResourceKind.JOB:
             targets.append((ctx.name, ctx.job_uid))
         if ctx.pod.name is not None:
             targets.append((ctx.pod.name, ctx.pod.uid))
-        ctx.events.surface(targets, namespace=ctx.namespace, all_types=all_types)
+        return targets
+
+    def _surface_events(self, *, all_types: bool = False) -> None:
+        """Show Warning events (or, on failure, any event) about our Job and pod once each."""
+        ctx = self.ctx
+        ctx.events.surface(self._event_targets(), namespace=ctx.namespace, all_types=all_types)

@@ -1,29 +1,57 @@
 """The orphan sweep use case: find my left-behind Pods and Jobs, delete them a few at a time.
 
-Used best-effort after every run (errors warn, never change the exit code) and on demand by
-`squarepeg clean`. Deletes run on up to DELETE_WORKERS daemon threads, so a second Ctrl-C never
-waits for them. The lists are filtered by label selector on the server, read once.
+Two callers. After every run, best-effort (errors warn, never change the exit code), and at
+most once per `orphan_sweep_interval` per user and namespace across all runners, paced by a
+coordination.k8s.io/v1 Lease (pegboard.domain.squarepeg.sweep_schedule); its LISTs ask the
+apiserver's watch cache and it deletes at most MAX_DELETES_PER_SWEEP, in random order. And
+`squarepeg clean`, which always sweeps everything, paging through etcd (limit/continue).
+
+Either way the LISTs are filtered on the server: mine, not kept, no Running pod, no Job's pod
+(those are judged by their Job). Deletes run on up to DELETE_WORKERS daemon threads, so a second
+Ctrl-C never waits for them.
 """
 
 from __future__ import annotations
 
+import enum
 import queue
+import random
 import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
 
-from pegboard.domain.errors import PortError
+from pegboard.domain.errors import Conflict, Forbidden, NotFound, PortError
 from pegboard.domain.ports.clock import Clock
-from pegboard.domain.ports.cluster import Cluster, ResourceKind
-from pegboard.domain.squarepeg.orphans import SweepDecision, plan_sweep, sweep_selector
+from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind
+from pegboard.domain.squarepeg.orphans import (
+    NOT_RUNNING,
+    PENDING,
+    SweepDecision,
+    bare_pod_sweep_selector,
+    job_pods_selector,
+    plan_sweep,
+    sweep_selector,
+    undecided_jobs,
+)
+from pegboard.domain.squarepeg.sweep_schedule import (
+    FALLBACK_SWEEP_CHANCE,
+    MAX_DELETES_PER_SWEEP,
+    lease_expired,
+    new_sweep_lease,
+    pick_deletes,
+    sweep_lease_name,
+    taken_lease,
+)
 
 # Deletes in flight at once. Each DELETE is one round trip of mostly network and apiserver
 # latency, so a few parallel ones hide it (200 orphans at 10 ms each: ~0.2 s instead of 2 s); past
 # ~16 the gain flattens on a busy apiserver, and API Priority and Fairness would queue more
 # anyway. KubernetesCluster's pool (POOL_MAXSIZE) keeps this many connections open.
 DELETE_WORKERS = 16
+PAGE_SIZE = 500  # objects per LIST page (the apiserver's own default chunk size for kubectl)
+JOB_NAMES_PER_LIST = 50  # keeps a `job-name in (...)` selector well inside a URL
 
 
 @attrs.frozen
@@ -33,11 +61,23 @@ class DeleteResult:
     error: str | None = None
 
 
+class Turn(enum.Enum):
+    """Whether this run sweeps now, and why."""
+
+    SWEEP = "sweep"  # took the Lease (or no pacing asked for)
+    NOT_DUE = "not due"  # someone swept within the interval
+    RANDOM_SWEEP = "random sweep"  # Leases refused: the randomised schedule picked this run
+    RANDOM_SKIP = "random skip"
+    UNKNOWN = "unknown"  # the Lease could not be read (a transient error): skip this time
+
+
 @attrs.frozen
 class SweepReport:
     decisions: tuple[SweepDecision, ...] = ()
     results: tuple[DeleteResult, ...] = ()
     list_error: str | None = None
+    turn: Turn = Turn.SWEEP
+    left_for_next: int = 0  # orphans over the cap, left to the next sweep
 
     @property
     def failed(self) -> tuple[DeleteResult, ...]:
@@ -52,6 +92,46 @@ class SweepReport:
         return sum(1 for r in self.results if r.error is None and r.deleted)
 
 
+def list_all(
+    cluster: Cluster,
+    kind: ResourceKind,
+    *,
+    namespace: str,
+    label_selector: str,
+    field_selector: str | None = None,
+    from_cache: bool,
+    page_size: int = PAGE_SIZE,
+) -> list[JsonObject]:
+    """Every matching object, page by page. `from_cache`: let the apiserver answer the first page
+    from its watch cache (resourceVersion=0, NotOlderThan): no etcd read, possibly a little stale,
+    which a sweep tolerates. An expired continue token restarts the list once."""
+    items: list[JsonObject] = []
+    token: str | None = None
+    restarted = False
+    while True:
+        first = token is None
+        try:
+            page = cluster.list_page(
+                kind,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                limit=page_size,
+                continue_token=token,
+                resource_version="0" if from_cache and first else None,
+                resource_version_match="NotOlderThan" if from_cache and first else None,
+            )
+        except PortError as exc:
+            if exc.status != 410 or first or restarted:
+                raise
+            items, token, restarted = [], None, True  # the token expired: start again
+            continue
+        items.extend(page.items)
+        if not page.continue_token:
+            return items
+        token = page.continue_token
+
+
 def find_orphans(
     cluster: Cluster,
     *,
@@ -60,11 +140,38 @@ def find_orphans(
     now: float,
     min_age_seconds: float,
     exclude_run_id: str | None,
+    from_cache: bool = False,
 ) -> tuple[SweepDecision, ...]:
-    """List my squarepeg Pods and Jobs (scoped server-side) and classify them; raises PortError."""
-    selector = sweep_selector(created_by)
-    pods = cluster.list(ResourceKind.POD, namespace=namespace, label_selector=selector)
-    jobs = cluster.list(ResourceKind.JOB, namespace=namespace, label_selector=selector)
+    """List what may be an orphan of mine (filtered on the server) and classify it; raises
+    PortError."""
+    pods = list_all(
+        cluster,
+        ResourceKind.POD,
+        namespace=namespace,
+        label_selector=bare_pod_sweep_selector(created_by),
+        field_selector=NOT_RUNNING,
+        from_cache=from_cache,
+    )
+    jobs = list_all(
+        cluster,
+        ResourceKind.JOB,
+        namespace=namespace,
+        label_selector=sweep_selector(created_by),
+        from_cache=from_cache,
+    )
+    # A Job without a final condition is an orphan only through a stuck (Pending) pod of its own.
+    undecided = undecided_jobs(jobs, now=now, exclude_run_id=exclude_run_id)
+    for start in range(0, len(undecided), JOB_NAMES_PER_LIST):
+        pods += list_all(
+            cluster,
+            ResourceKind.POD,
+            namespace=namespace,
+            label_selector=job_pods_selector(
+                created_by, undecided[start : start + JOB_NAMES_PER_LIST]
+            ),
+            field_selector=PENDING,
+            from_cache=from_cache,
+        )
     return plan_sweep(
         pods=pods,
         jobs=jobs,
@@ -127,6 +234,51 @@ class SweepNotices(Protocol):
     def warn(self, text: str) -> None: ...
 
 
+def take_sweep_turn(
+    cluster: Cluster,
+    notices: SweepNotices,
+    *,
+    namespace: str,
+    created_by: str,
+    holder: str,
+    now: float,
+    interval_seconds: int,
+    rng: random.Random,
+) -> Turn:
+    """Sweep only if no runner of mine swept in this namespace within the interval (the Lease)."""
+    name = sweep_lease_name(created_by)
+    try:
+        lease = cluster.read(ResourceKind.LEASE, name, namespace=namespace)
+        if lease is None:
+            fresh = new_sweep_lease(
+                name=name,
+                created_by=created_by,
+                holder=holder,
+                now=now,
+                interval_seconds=interval_seconds,
+            )
+            cluster.create(fresh, namespace=namespace)
+            return Turn.SWEEP
+        if not lease_expired(lease, now=now):
+            return Turn.NOT_DUE
+        taken = taken_lease(lease, holder=holder, now=now, interval_seconds=interval_seconds)
+        cluster.replace(ResourceKind.LEASE, name, taken, namespace=namespace)
+        return Turn.SWEEP
+    except (Conflict, NotFound):
+        return Turn.NOT_DUE  # another runner took it between our read and our write
+    except Forbidden as exc:
+        chance = round(1 / FALLBACK_SWEEP_CHANCE)
+        notices.detail(
+            f"orphan sweep: cannot use Lease {name} in {namespace!r} ({exc}); "
+            f"sweeping after about 1 run in {chance} instead "
+            "(it needs get, create and update on leases.coordination.k8s.io)"
+        )
+        return Turn.RANDOM_SWEEP if rng.random() < FALLBACK_SWEEP_CHANCE else Turn.RANDOM_SKIP
+    except PortError as exc:
+        notices.detail(f"orphan sweep skipped: reading Lease {name} failed: {exc}")
+        return Turn.UNKNOWN
+
+
 def sweep_after_run(
     cluster: Cluster,
     clock: Clock,
@@ -136,8 +288,29 @@ def sweep_after_run(
     created_by: str,
     min_age_seconds: float,
     exclude_run_id: str | None,
+    interval_seconds: int = 0,
+    holder: str | None = None,
+    max_deletes: int = MAX_DELETES_PER_SWEEP,
+    rng: random.Random | None = None,
 ) -> SweepReport:
-    """The best-effort sweep that rides along with a run: never raises, only warns."""
+    """The best-effort sweep that rides along with a run: never raises, only warns.
+
+    `interval_seconds` > 0 paces it through the Lease; 0 sweeps after every run."""
+    rng = rng or random.Random()
+    turn = Turn.SWEEP
+    if interval_seconds > 0:
+        turn = take_sweep_turn(
+            cluster,
+            notices,
+            namespace=namespace,
+            created_by=created_by,
+            holder=holder or exclude_run_id or "squarepeg",
+            now=clock.now(),
+            interval_seconds=interval_seconds,
+            rng=rng,
+        )
+        if turn not in (Turn.SWEEP, Turn.RANDOM_SWEEP):
+            return SweepReport(turn=turn)
     try:
         decisions = find_orphans(
             cluster,
@@ -146,16 +319,22 @@ def sweep_after_run(
             now=clock.now(),
             min_age_seconds=min_age_seconds,
             exclude_run_id=exclude_run_id,
+            from_cache=True,
         )
     except PortError as exc:
         notices.warn(
             f"orphan sweep skipped: {exc} (it needs list on pods and jobs in {namespace!r}; "
             "set 'orphan_sweep: false' to turn it off)"
         )
-        return SweepReport(list_error=str(exc))
+        return SweepReport(list_error=str(exc), turn=turn)
     if not decisions:
-        return SweepReport()
-    notices.step(f"sweeping {len(decisions)} orphaned resource(s)")
+        return SweepReport(turn=turn)
+    chosen, left = pick_deletes(decisions, cap=max_deletes, rng=rng)
+    notices.step(f"sweeping {len(chosen)} orphaned resource(s)")
+    if left:
+        notices.detail(
+            f"{left} more orphan(s) left for the next sweep (at most {max_deletes} a run)"
+        )
 
     def report(result: DeleteResult) -> None:
         ref = result.decision.ref
@@ -164,5 +343,5 @@ def sweep_after_run(
         else:
             notices.detail(f"deleted orphan {ref} ({result.decision.detail})")
 
-    results = delete_orphans(cluster, decisions, namespace=namespace, on_result=report)
-    return SweepReport(decisions, results)
+    results = delete_orphans(cluster, chosen, namespace=namespace, on_result=report)
+    return SweepReport(tuple(chosen), results, turn=turn, left_for_next=left)

@@ -19,10 +19,20 @@ JsonObject = dict[str, Any]
 
 
 class ResourceKind(enum.Enum):
-    """The two kinds squarepeg creates."""
+    """The kinds squarepeg creates: its Pods and Jobs, and the Lease that paces the orphan sweep."""
 
     POD = "Pod"
     JOB = "Job"
+    LEASE = "Lease"  # coordination.k8s.io/v1
+
+
+@attrs.frozen
+class ListPage:
+    """One LIST answer: its items, the list's resourceVersion, and the token for the next page."""
+
+    items: list[JsonObject]
+    resource_version: str
+    continue_token: str | None = None  # metadata.continue; None when this was the last page
 
 
 @attrs.frozen
@@ -87,6 +97,24 @@ class Cluster(Protocol):
         """Objects matching the selectors (filtered server-side)."""
         ...
 
+    def list_page(
+        self,
+        kind: ResourceKind,
+        *,
+        namespace: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> ListPage:
+        """One page of a LIST, with the apiserver's own options: `limit` and `continue` page
+        through etcd in key order; `resource_version="0"` with `resource_version_match=
+        "NotOlderThan"` lets the apiserver answer from its watch cache (whole, `limit` ignored).
+        An expired continue token is a Transient error (410 Gone): start the list again."""
+        ...
+
     def watch(
         self,
         kind: ResourceKind,
@@ -120,6 +148,24 @@ class Cluster(Protocol):
         self, *, namespace: str, involved_name: str, involved_uid: str | None = None
     ) -> builtins.list[JsonObject]:
         """Events about one object (by name, and uid when given)."""
+        ...
+
+    def watch_events(
+        self,
+        *,
+        namespace: str,
+        involved_name: str,
+        involved_uid: str | None = None,
+        timeout: float,
+    ) -> Iterator[WatchEvent]:
+        """Events about one object as a watch (fieldSelector on involvedObject): the current
+        ones as ADDED, then each new or changed one, until `timeout` seconds pass."""
+        ...
+
+    def replace(
+        self, kind: ResourceKind, name: str, obj: Mapping[str, Any], *, namespace: str
+    ) -> JsonObject:
+        """PUT the whole object; Conflict (409) when its metadata.resourceVersion is stale."""
         ...
 
     def patch(

@@ -22,6 +22,7 @@ DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_GPU_RUNTIME_CLASS = "nvidia"
 DEFAULT_TIMEOUT_SECONDS = 300
 DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS = 300
+DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS = 60  # at most one sweep a minute per user and namespace
 
 
 class RunMode(enum.Enum):
@@ -125,6 +126,9 @@ class ProfileConfig:
     orphan_sweep: bool = True
     orphan_sweep_min_age: int = attrs.field(
         default=DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS, validator=attrs.validators.ge(0)
+    )
+    orphan_sweep_interval: int = attrs.field(
+        default=DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS, validator=attrs.validators.ge(0)
     )
     defaults: Defaults = Defaults()
     volumes: Mapping[str, VolumeConfig] = attrs.field(factory=dict)

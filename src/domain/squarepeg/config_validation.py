@@ -126,6 +126,7 @@ def config_converter() -> cattrs.Converter:
         "namespace": override(struct_hook=_optional(_namespace)),
         "timeout": override(struct_hook=_positive_int),
         "orphan_sweep_min_age": override(struct_hook=_non_negative_int),
+        "orphan_sweep_interval": override(struct_hook=_non_negative_int),
         "volumes": override(struct_hook=_mapping_of(conv, VolumeConfig)),
     }
     _register_class(conv, ProfileConfig, null_is_empty=False, **body)

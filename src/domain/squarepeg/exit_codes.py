@@ -10,6 +10,8 @@ import attrs
 RUNNER_FAILED = 125  # docker run's "the runner itself failed"
 OOM_KILLED = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed process
 MAX_EXIT_CODE = 255
+# Terminated reasons that mean the process never ran (containerd/CRI-O; Docker's dockershim).
+START_FAILURES = ("StartError", "ContainerCannotRun")
 
 
 @attrs.frozen
@@ -49,6 +51,13 @@ def exit_outcome(pod: Mapping[str, Any], container: str) -> ExitOutcome:
     if terminated.get("reason") == "OOMKilled":
         shown = "" if code is None else f" (exit code {code})"
         return ExitOutcome(OOM_KILLED, terminated=True, note=f"container was OOMKilled{shown}")
+    if terminated.get("reason") in START_FAILURES:
+        # The runtime could not start the process (a missing executable, a bad workdir): its
+        # code (128) stands, but the reason is only in the status, never in the log.
+        shown = code if code is not None else RUNNER_FAILED
+        detail = str(terminated.get("message") or "").strip()
+        note = f"container {container!r} could not start ({terminated['reason']}, exit {shown})"
+        return ExitOutcome(shown, terminated=True, note=f"{note}: {detail}" if detail else note)
     if code is None:
         return ExitOutcome(
             RUNNER_FAILED,

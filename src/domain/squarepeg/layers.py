@@ -19,6 +19,7 @@ from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import (
     DEFAULT_GPU_RESOURCE,
     DEFAULT_GPU_RUNTIME_CLASS,
+    DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS,
     DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS,
     DEFAULT_TIMEOUT_SECONDS,
     SquarepegConfig,
@@ -57,6 +58,7 @@ def built_in_defaults() -> SourceDocument:
             "lenient_tls": False,
             "orphan_sweep": True,
             "orphan_sweep_min_age": DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS,
+            "orphan_sweep_interval": DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS,
             "defaults": {
                 "gpu_resource": DEFAULT_GPU_RESOURCE,
                 "gpu_runtime_class": DEFAULT_GPU_RUNTIME_CLASS,

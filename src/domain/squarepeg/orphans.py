@@ -54,6 +54,43 @@ def sweep_selector(created_by: str) -> str:
     )
 
 
+# Server-side filters of the sweep's LISTs, so the apiserver returns only what may be an orphan.
+# Job-owned pods are left out by their label (Kubernetes sets `job-name` on every Job's pod; an
+# ownerReference is not selectable); Running pods by their phase (a selectable pod field).
+NOT_RUNNING = "status.phase!=Running"
+PENDING = "status.phase=Pending"
+
+
+def bare_pod_sweep_selector(created_by: str) -> str:
+    """Mine, not kept, not owned by a Job (the pods the sweep may delete itself)."""
+    return f"{sweep_selector(created_by)},!{JOB_NAME_LABEL}"
+
+
+def job_pods_selector(created_by: str, job_names: Iterable[str]) -> str:
+    """The pods of these Jobs of mine (a Job without a final condition is judged by them)."""
+    names = ",".join(sorted(set(job_names)))
+    return (
+        f"{labels.MANAGED_BY}={labels.MANAGED_BY_VALUE},"
+        f"{labels.CREATED_BY}={created_by},{JOB_NAME_LABEL} in ({names})"
+    )
+
+
+def undecided_jobs(
+    jobs: Iterable[Mapping[str, Any]], *, now: float, exclude_run_id: str | None
+) -> list[str]:
+    """Names of the Jobs the sweep may judge by a stuck pod: no Complete/Failed condition yet,
+    not this run's, not held by a live runner."""
+    names = []
+    for job in jobs:
+        own = (job.get("metadata") or {}).get("labels") or {}
+        if _job_has_final_condition(job) or held_by_live_runner(job, now=now):
+            continue
+        if exclude_run_id is not None and own.get(labels.RUN_ID) == exclude_run_id:
+            continue
+        names.append(str((job.get("metadata") or {}).get("name", "")))
+    return names
+
+
 def plan_sweep(
     *,
     pods: Iterable[Mapping[str, Any]],

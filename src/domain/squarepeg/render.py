@@ -358,7 +358,9 @@ def resolve_run(
             quiet=request.quiet or config.quiet, color=False if request.no_color else None
         ),
         sweep=SweepSettings(
-            enabled=config.orphan_sweep, min_age_seconds=config.orphan_sweep_min_age
+            enabled=config.orphan_sweep,
+            min_age_seconds=config.orphan_sweep_min_age,
+            interval_seconds=config.orphan_sweep_interval,
         ),
     )
 

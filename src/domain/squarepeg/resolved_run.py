@@ -29,6 +29,7 @@ class SweepSettings:
 
     enabled: bool = True
     min_age_seconds: int = 300
+    interval_seconds: int = 60  # 0: sweep after every run, no Lease
 
 
 @attrs.frozen

@@ -35,7 +35,10 @@ def test_2_a_failed_delete_keeps_the_exit_code_and_the_sweep(cluster: FakeCluste
     cluster.fail_next("delete", Forbidden("pods is forbidden: cannot delete", status=403))
     result = run_on_fake(resolved_run("p"), cluster)
     assert result.code == 0  # 0.4.1: 125
-    assert [r.operation for r in cluster.requests][-2:] == ["list", "list"]  # 0.4.1: no sweep
+    assert [r.operation for r in cluster.requests][-2:] == [
+        "list_page",
+        "list_page",
+    ]  # 0.4.1: no sweep
 
 
 def test_2_a_create_403_shows_the_create_error_and_the_right_verb(cluster: FakeCluster) -> None:

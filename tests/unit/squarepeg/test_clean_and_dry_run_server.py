@@ -87,7 +87,7 @@ def test_clean_min_age_and_failures(
     cluster.fail_next("delete", Forbidden("no delete", status=403))
     with pytest.raises(RunnerError, match="1 failed"):
         execute_clean(min_age=0, no_default_config=True, container=c)
-    cluster.fail_next("list", Forbidden("no list", status=403))
+    cluster.fail_next("list_page", Forbidden("no list", status=403))
     with pytest.raises(RunnerError, match="needs list"):
         execute_clean(min_age=0, no_default_config=True, container=c)
     with pytest.raises(UsageError, match="--min-age"):

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.squarepeg_runs import resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.domain.errors import Interrupted
+from pegboard.domain.errors import Forbidden, Interrupted
 from pegboard.domain.ports.cluster import ResourceKind
 
 
@@ -40,7 +40,7 @@ def test_first_interrupt_cleans_up_and_exits_130_quickly(
     assert b"started\n".startswith(result.stdout)  # virtual time may outrun the reader
     assert "press Ctrl-C again to leave it running" not in result.stderr  # written to fd 2
     assert cluster.deletions == [("Pod", "default", "p", "Background")]
-    assert [r.operation for r in cluster.requests][-2:] == ["list", "list"]  # swept
+    assert [r.operation for r in cluster.requests][-2:] == ["list_page", "list_page"]  # swept
     assert signal.getsignal(signal.SIGINT) == before  # handlers restored
 
 
@@ -51,21 +51,60 @@ def test_first_interrupt_during_startup(cluster: FakeCluster) -> None:
     assert "p" not in cluster
 
 
-def test_second_interrupt_leaves_it_running_and_skips_the_sweep(cluster: FakeCluster) -> None:
-    script = silent_forever().call(send, at=5)
-    cluster.script_pod("p", script)
+def test_second_interrupt_while_the_delete_is_in_flight_never_says_left_running(
+    cluster: FakeCluster, capfd: pytest.CaptureFixture[str]
+) -> None:
+    cluster.script_pod("p", silent_forever().call(send, at=5))
     real_delete = cluster.delete
 
-    def slow_delete(*args: object, **kwargs: object) -> bool:
-        send()  # the second Ctrl-C arrives while cleanup runs
-        return real_delete(*args, **kwargs)  # type: ignore[arg-type]
+    def delete_then_interrupt(*args: object, **kwargs: object) -> bool:
+        real_delete(*args, **kwargs)  # type: ignore[arg-type]
+        send()  # the second Ctrl-C arrives before the DELETE's answer
+        return True
 
-    cluster.delete = slow_delete  # type: ignore[method-assign]
+    cluster.delete = delete_then_interrupt  # type: ignore[method-assign]
     result = run_on_fake(resolved_run("p"), cluster)
     assert isinstance(result.error, Interrupted)
-    assert "left running" in str(result.error)
+    assert str(result.error) == "interrupted while deleting pod p"
+    said = capfd.readouterr().err
+    assert "left running" not in said and "kubectl get pod p -n default" in said
+    assert "p" not in cluster  # it really was deleted
+    assert "list_page" not in [r.operation for r in cluster.requests]  # no sweep
+
+
+def test_second_interrupt_during_the_sweep_says_the_pod_was_deleted(
+    cluster: FakeCluster, capfd: pytest.CaptureFixture[str]
+) -> None:
+    cluster.script_pod("p", silent_forever().call(send, at=5))
+    real_read = cluster.read
+
+    def interrupted_read(*args: object, **kwargs: object) -> object:
+        send()  # the sweep's first request (the Lease): the second Ctrl-C arrives
+        return real_read(*args, **kwargs)  # type: ignore[arg-type]
+
+    cluster.read = interrupted_read  # type: ignore[method-assign]
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert str(result.error) == "interrupted; pod p deleted"
+    assert "was already deleted" in capfd.readouterr().err
+    assert "p" not in cluster
+
+
+def test_second_interrupt_after_a_failed_delete_says_left_running(
+    cluster: FakeCluster, capfd: pytest.CaptureFixture[str]
+) -> None:
+    cluster.script_pod("p", silent_forever().call(send, at=5))
+    cluster.fail_next("delete", Forbidden('pods "p" is forbidden', status=403))
+    real_read = cluster.read
+
+    def interrupted_read(*args: object, **kwargs: object) -> object:
+        send()
+        return real_read(*args, **kwargs)  # type: ignore[arg-type]
+
+    cluster.read = interrupted_read  # type: ignore[method-assign]
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert str(result.error) == "interrupted; pod p left running"
+    assert "kubectl delete pod p -n default" in capfd.readouterr().err
     assert "p" in cluster
-    assert "list" not in [r.operation for r in cluster.requests]
 
 
 def test_job_mode_interrupt_deletes_the_job(cluster: FakeCluster) -> None:

@@ -129,6 +129,6 @@ def test_a_run_creates_its_pod_already_held() -> None:
     start = cluster.clock.now()
     result = run_on_fake(resolved_run("p"), cluster)
     assert result.code == 0
-    (create,) = [r for r in cluster.requests if r.operation == "create"]
+    (create,) = [r for r in cluster.requests if r.operation == "create" and r.kind == "Pod"]
     until = runner_alive_until(create.params["body"])
     assert until is not None and until >= start + HOLD_SECONDS

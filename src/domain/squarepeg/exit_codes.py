@@ -54,10 +54,14 @@ def exit_outcome(pod: Mapping[str, Any], container: str) -> ExitOutcome:
     if terminated.get("reason") in START_FAILURES:
         # The runtime could not start the process (a missing executable, a bad workdir): its
         # code (128) stands, but the reason is only in the status, never in the log.
-        shown = code if code is not None else RUNNER_FAILED
+        start_code = code if code is not None else RUNNER_FAILED
         detail = str(terminated.get("message") or "").strip()
-        note = f"container {container!r} could not start ({terminated['reason']}, exit {shown})"
-        return ExitOutcome(shown, terminated=True, note=f"{note}: {detail}" if detail else note)
+        note = (
+            f"container {container!r} could not start ({terminated['reason']}, exit {start_code})"
+        )
+        return ExitOutcome(
+            start_code, terminated=True, note=f"{note}: {detail}" if detail else note
+        )
     if code is None:
         return ExitOutcome(
             RUNNER_FAILED,

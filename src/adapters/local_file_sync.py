@@ -199,7 +199,7 @@ def copy_tree(
         else:
             shutil.copymode(dirpath, target_dir)
     if delete:
-        _delete_extraneous(root, seen, matcher)
+        delete_extraneous(root, seen, matcher)
     return TransferResult(bytes_transferred=total_bytes, files=total_files)
 
 
@@ -244,7 +244,8 @@ def _apply_mode(path: str, source_mode: int, file_mode: int | None) -> None:
     os.chmod(path, file_mode if file_mode is not None else stat.S_IMODE(source_mode))
 
 
-def _delete_extraneous(root: str, seen: set[str], matcher: ExcludeMatcher) -> None:
+def delete_extraneous(root: str, seen: set[str], matcher: ExcludeMatcher) -> None:
+    """rsync --delete on a local tree: remove what the source did not have (`seen`)."""
     for dirpath, dirnames, filenames in os.walk(root, topdown=False):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir

@@ -7,11 +7,14 @@ key learned by the shell on first contact is the only one rsync accepts and noth
 to ~/.ssh/known_hosts. Semantics match LocalFileSync: -rlpt, excludes, --delete only when asked,
 --chmod, bytes and files transferred from --stats, the remote destination directory created
 (`--rsync-path="mkdir -p DIR && rsync"`). A progress bar (`--info=progress2`) is drawn only when
-the progress stream is a terminal. A pod without rsync gets one clear line saying so.
+the progress stream is a terminal. A pod without rsync (or this machine without it) uses the
+`fallback` FileSync when one is given (SftpFileSync: same semantics over the run's own SSH
+connection), and otherwise fails with one clear line saying so.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import re
@@ -26,10 +29,13 @@ from typing import BinaryIO
 
 from pegboard.adapters.local_file_sync import parse_rsync_stats
 from pegboard.adapters.ssh_connection import SshTarget
+from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.domain.errors import NotFound, PortError, Transient, Unauthorized, Unreachable
-from pegboard.domain.ports.file_sync import TransferResult
+from pegboard.domain.ports.file_sync import FileSync, TransferResult
 from pegboard.domain.ports.remote_shell import HostKeyRejected
 from pegboard.domain.sync_rules import parse_chmod
+
+logger = logging.getLogger(__name__)
 
 _DEFAULT_TIMEOUT_SEC = 3600.0
 _IO_TIMEOUT_SEC = 120  # rsync --timeout: no data for this long means the peer is gone
@@ -48,6 +54,7 @@ class RsyncFileSync:
         ssh: str = "ssh",
         remote_rsync: str = "rsync",
         progress: BinaryIO | None = None,
+        fallback: FileSync | None = None,
     ) -> None:
         self._target = target
         self._known_hosts = Path(known_hosts)
@@ -56,6 +63,8 @@ class RsyncFileSync:
         self._ssh = ssh
         self._remote_rsync = remote_rsync
         self._progress = progress if progress is not None and _is_terminal(progress) else None
+        self._fallback = fallback
+        self._use_fallback = False
 
     def ssh_command(self) -> list[str]:
         """The ssh argv rsync runs (-e): same key, port and pinned host key as the shell."""
@@ -92,6 +101,10 @@ class RsyncFileSync:
     ) -> TransferResult:
         if not os.path.lexists(local.rstrip("/") or "/"):
             raise NotFound(f"no such file or directory: {local}")
+        if self._use_fallback and self._fallback is not None:
+            return self._fallback.push(
+                local, remote, excludes=excludes, delete=delete, chmod=chmod, timeout=timeout
+            )
         if chmod is not None:
             try:
                 parse_chmod(chmod)
@@ -101,14 +114,20 @@ class RsyncFileSync:
         directory = remote if source_is_dir or remote.endswith("/") else posixpath.dirname(remote)
         directory = directory.rstrip("/") or "/"
         rsync_path = f"mkdir -p {shlex.quote(directory)} && {self._remote_rsync}"
-        return self._transfer(
-            [local, self._remote(remote)],
-            excludes=excludes,
-            delete=delete,
-            chmod=chmod,
-            timeout=timeout,
-            rsync_path=rsync_path,
-        )
+        try:
+            return self._transfer(
+                [local, self._remote(remote)],
+                excludes=excludes,
+                delete=delete,
+                chmod=chmod,
+                timeout=timeout,
+                rsync_path=rsync_path,
+            )
+        except _NoRsync as exc:
+            fallback = self._switch_to_fallback(exc)
+            return fallback.push(
+                local, remote, excludes=excludes, delete=delete, chmod=chmod, timeout=timeout
+            )
 
     def pull(
         self,
@@ -119,19 +138,35 @@ class RsyncFileSync:
         delete: bool = False,
         timeout: float | None = None,
     ) -> TransferResult:
+        if self._use_fallback and self._fallback is not None:
+            return self._fallback.pull(
+                remote, local, excludes=excludes, delete=delete, timeout=timeout
+            )
         if remote.endswith("/") or local.endswith("/"):
             Path(local).mkdir(parents=True, exist_ok=True)
         else:
             Path(local).parent.mkdir(parents=True, exist_ok=True)
-        return self._transfer(
-            [self._remote(remote), local],
-            excludes=excludes,
-            delete=delete,
-            chmod=None,
-            timeout=timeout,
-            rsync_path=self._remote_rsync,
-            missing_source=remote,
-        )
+        try:
+            return self._transfer(
+                [self._remote(remote), local],
+                excludes=excludes,
+                delete=delete,
+                chmod=None,
+                timeout=timeout,
+                rsync_path=self._remote_rsync,
+                missing_source=remote,
+            )
+        except _NoRsync as exc:
+            fallback = self._switch_to_fallback(exc)
+            return fallback.pull(remote, local, excludes=excludes, delete=delete, timeout=timeout)
+
+    def _switch_to_fallback(self, exc: _NoRsync) -> FileSync:
+        """From now on, transfer with the fallback; without one, the one-line error."""
+        if self._fallback is None:
+            raise PortError(str(exc), status=exc.status) from None
+        logger.info("%s; transferring over SFTP instead", exc)
+        self._use_fallback = True
+        return self._fallback
 
     # --- internals -----------------------------------------------------------------------
 
@@ -151,9 +186,19 @@ class RsyncFileSync:
         rsync_path: str,
         missing_source: str | None = None,
     ) -> TransferResult:
+        if (
+            PinnedHostKeys(self._known_hosts, pod=self._pod).pinned(
+                self._target.host, self._target.port
+            )
+            is None
+        ):
+            raise HostKeyRejected(
+                f"rsync to pod {self._pod}: no host key pinned for it yet in {self._known_hosts} "
+                "(the run's SSH connection pins it on first contact; connect before syncing)"
+            )
         rsync = shutil.which(self._rsync)
         if rsync is None:
-            raise PortError(f"rsync is not installed on this machine ({self._rsync})")
+            raise _NoRsync(f"rsync is not installed on this machine ({self._rsync})")
         argv = [rsync, "-rlpt", "--stats", f"--timeout={_IO_TIMEOUT_SEC}"]
         argv += ["-e", " ".join(_rsync_quote(arg) for arg in self.ssh_command())]
         argv.append(f"--rsync-path={rsync_path}")
@@ -191,7 +236,7 @@ class RsyncFileSync:
             return Unreachable(f"rsync to pod {self._pod}: {detail}")
         # bash: "rsync: command not found"; dash and busybox: "rsync: not found".
         if re.search(rf"{re.escape(self._remote_rsync)}: (command )?not found", stderr):
-            return PortError(
+            return _NoRsync(
                 f"pod {self._pod} has no rsync (install it with a setup command, for example "
                 "`apt-get install -y rsync`)",
                 status=code,
@@ -201,6 +246,10 @@ class RsyncFileSync:
         if code == 255:
             return Transient(f"rsync to pod {self._pod}: ssh failed ({detail})", status=code)
         return PortError(f"rsync to pod {self._pod} exited {code}: {detail}", status=code)
+
+
+class _NoRsync(PortError):
+    """rsync is missing on one side: the fallback's cue."""
 
 
 def _rsync_quote(arg: str) -> str:

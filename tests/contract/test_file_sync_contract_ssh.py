@@ -1,8 +1,10 @@
-"""FileSync contract against RsyncFileSync: real rsync over real ssh to a sshd on 127.0.0.1."""
+"""FileSync contract against RsyncFileSync (real rsync over real ssh) and SftpFileSync (paramiko's
+SFTP on the run's connection), both to a real sshd on 127.0.0.1."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from helpers.ssh_adapters import connect_shell, target_for
 from helpers.sshd import SshClientKey
 from pegboard.adapters.rsync_file_sync import RsyncFileSync
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd
+from pegboard.adapters.sftp_file_sync import SftpFileSync
 
 
 class _Driver:
@@ -47,3 +50,22 @@ class TestRsyncOverSshContract(FileSyncContract):
         require_executable("rsync", install_hint="apt-get install rsync")
         require_executable("ssh", install_hint="apt-get install openssh-client")
         return _Driver(sshd, ssh_client_key, tmp_path)
+
+
+class _SftpDriver(_Driver):
+    def __init__(self, server: LoopbackSshd, key: SshClientKey, tmp_path: Path) -> None:
+        super().__init__(server, key, tmp_path)
+        self.shell = connect_shell(server, key, tmp_path / "state" / "known_hosts")
+        self.sync = SftpFileSync(self.shell.connection)  # type: ignore[assignment]
+
+
+class TestSftpContract(FileSyncContract):
+    """The fallback for hosts without rsync: same contract over the run's own connection."""
+
+    @pytest.fixture
+    def driver(
+        self, sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+    ) -> Iterator[Any]:
+        made = _SftpDriver(sshd, ssh_client_key, tmp_path)
+        yield made
+        made.shell.close()

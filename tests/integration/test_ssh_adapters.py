@@ -16,6 +16,7 @@ from helpers.ssh_adapters import connect_shell, target_for
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.rsync_file_sync import RsyncFileSync
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
+from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.adapters.ssh_connection import SshConnection, SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
@@ -238,6 +239,45 @@ def test_rsync_reports_a_pod_without_rsync(
     )
     (tmp_path / "f").write_bytes(b"x")
     with pytest.raises(PortError, match="pod pod-bare has no rsync"):
+        sync.push(str(tmp_path / "f"), f"{tmp_path}/out/")
+
+
+def test_a_pod_without_rsync_falls_back_to_sftp_on_the_same_connection(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    require_executable("rsync")
+    server = start_sshd(record_commands=True)
+    pins = tmp_path / "known_hosts"
+    shell = connect_shell(server, ssh_client_key, pins)
+    shell.run("true", timeout=10)  # first contact pins the host key
+    sync = RsyncFileSync(
+        target_for(server, ssh_client_key, pod="pod-bare"),
+        known_hosts=pins,
+        remote_rsync="rsync-is-not-installed-here",
+        fallback=SftpFileSync(shell.connection),
+    )
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "token.env").write_bytes(b"T=1\n")
+    try:
+        pushed = sync.push(f"{tmp_path}/src/", f"{tmp_path}/pod/", chmod="F600")
+        pulled = sync.pull(f"{tmp_path}/pod/", f"{tmp_path}/back")
+    finally:
+        shell.close()
+    assert (pushed.files, pushed.bytes_transferred) == (1, 4)
+    assert (pulled.files, pulled.bytes_transferred) == (1, 4)
+    assert (tmp_path / "pod" / "token.env").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "back" / "token.env").read_bytes() == b"T=1\n"
+    # rsync was tried once; then everything went over the shell's connection.
+    assert sum("rsync-is-not-installed-here" in c for c in server.recorded_commands()) == 1
+    assert server.accepted_logins() == 2  # the shell's, and the one rsync attempt
+
+
+def test_rsync_before_first_contact_says_nothing_is_pinned_yet(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    sync = RsyncFileSync(target_for(sshd, ssh_client_key), known_hosts=tmp_path / "none")
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(PortError, match="no host key pinned for it yet"):
         sync.push(str(tmp_path / "f"), f"{tmp_path}/out/")
 
 

@@ -198,8 +198,8 @@ class _Transfer:
         existing_mode = existing.st_mode if existing is not None else None
         if os.path.islink(source):
             link = os.readlink(source)
-            unchanged_link = existing_mode is not None and stat.S_ISLNK(existing_mode)
-            if unchanged_link and self.sftp.readlink(target) == link:
+            was_link = existing_mode is not None and stat.S_ISLNK(existing_mode)
+            if was_link and self.sftp.readlink(target) == link:
                 return None
             if existing_mode is not None:
                 _remove_tree(self.sftp, target, existing_mode)

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from contract.gpu_cloud_contract import GpuCloudContract
-from helpers.ssh_adapters import connect_shell
-from helpers.sshd import SshClientKey
+from helpers.ssh_adapters import connect_shell, target_for
+from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd
 from pegboard.adapters.ssh_gpu_cloud import SshGpuCloud
+from pegboard.adapters.ssh_provider import SshProvider
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, PodRequest
 
 
@@ -78,6 +79,31 @@ def test_stop_kills_the_pods_jobs_and_keeps_the_workspace(driver: Any) -> None:
     assert not (Path(driver.cloud.pod_dir(handle.pod_id)) / "procs" / str(pid)).exists()
     assert (Path(workspace) / "job.log").read_bytes() == b"up\n"
     driver.cloud.terminate_pod(handle.pod_id)
+
+
+def test_the_provider_bundle_shares_one_connection(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd()
+    provider = SshProvider(
+        target_for(server, ssh_client_key, pod="run-3"),
+        known_hosts=tmp_path / "state" / "known_hosts",
+        workspaces_root=str(tmp_path / "workspaces"),
+    )
+    try:
+        handle = provider.cloud.create_pod(PodRequest("run-3", "i", "g", "LAB"))
+        status = provider.cloud.get_pod(handle.pod_id)
+        shell = provider.open_shell(status)
+        assert shell.run("pwd", timeout=10).stdout.decode().strip() == status.workspace_root
+        (tmp_path / "code").mkdir()
+        (tmp_path / "code" / "main.py").write_bytes(b"print(1)\n")
+        sync = provider.open_sync(status)
+        assert sync.push(f"{tmp_path}/code/", f"{status.workspace_root}/code").files == 1
+        provider.cloud.terminate_pod(handle.pod_id)
+    finally:
+        provider.close()
+    assert provider.connection.connections_made == 1
+    assert server.accepted_logins() == 2  # ours, and rsync's own ssh
 
 
 def test_home_relative_root_is_resolved_on_the_host(driver: Any) -> None:

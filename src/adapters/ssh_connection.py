@@ -70,6 +70,9 @@ class Backoff:
         return out
 
 
+DEFAULT_BACKOFF = Backoff()
+
+
 class SshConnection:
     """One authenticated transport to one pod, reopened on demand after a drop."""
 
@@ -79,7 +82,7 @@ class SshConnection:
         *,
         pins: PinnedHostKeys,
         connect_timeout: float = 10.0,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = DEFAULT_BACKOFF,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.target = target

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from pegboard.adapters.rsync_file_sync import RsyncFileSync
 from pegboard.adapters.sftp_file_sync import SftpFileSync
-from pegboard.adapters.ssh_connection import Backoff, SshConnection, SshTarget
+from pegboard.adapters.ssh_connection import DEFAULT_BACKOFF, Backoff, SshConnection, SshTarget
 from pegboard.adapters.ssh_gpu_cloud import SshGpuCloud
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
@@ -34,7 +34,7 @@ class SshProvider:
         known_hosts: str | Path,
         workspaces_root: str,
         connect_timeout: float = 10.0,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = DEFAULT_BACKOFF,
         progress: BinaryIO | None = None,
     ) -> None:
         self.target = target

@@ -144,6 +144,7 @@ class LocalGpuCloud:
             workspace_root=str(paths.workspace),
             volume_gb=meta.get("volume_gb"),
             stopped_at=meta.get("stopped_at") if not running else None,
+            created_at=meta.get("created_at"),
         )
 
     def stop_pod(self, pod_id: str) -> None:

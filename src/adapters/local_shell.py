@@ -66,7 +66,7 @@ class LocalShell:
     ) -> CommandResult:
         self._check_open()
         workdir = self._paths.workspace
-        workdir.mkdir(parents=True, exist_ok=True)
+        workdir.mkdir(parents=True, exist_ok=True)  # inside the pod's directory (checked)
         proc = subprocess.Popen(
             ["bash", "-c", command],
             cwd=workdir,
@@ -172,6 +172,7 @@ class LocalShell:
             raise PortError(f"cannot read {path}: {exc.strerror or exc}") from None
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        self._check_open()
         host = Path(self._host(path))
         try:
             host.parent.mkdir(parents=True, exist_ok=True)
@@ -201,6 +202,9 @@ class LocalShell:
     def _check_open(self) -> None:
         if self._closed:
             raise PortError("the shell is closed")
+        if not self._paths.pod_dir.is_dir():
+            # The pod was deleted (terminate, cleanup, rm -rf): say so, and recreate nothing.
+            raise NotFound(f"local pod {self._paths.pod_id} is gone ({self._paths.pod_dir})")
 
 
 def _follow(path: Path, offset: int, heartbeat: float) -> Generator[bytes, None, None]:

@@ -13,12 +13,14 @@ from contract.remote_shell_contract import RemoteShellContract
 from pegboard.adapters.fakes import FakeJob
 from pegboard.adapters.local_pod_paths import LocalPodPaths
 from pegboard.adapters.local_shell import LocalShell, kill_process_group
+from pegboard.domain.errors import NotFound
 from pegboard.domain.ports.remote_shell import CommandResult
 
 
 class _LocalDriver:
     def __init__(self, root: Path) -> None:
         self.paths = LocalPodPaths(root, "pod-1")
+        self.paths.workspace.mkdir(parents=True)  # the pod exists (LocalGpuCloud made it)
         self.shell = LocalShell(self.paths)
         self.root = "/workspace/contract"
 
@@ -50,6 +52,7 @@ class TestLocalShellContract(RemoteShellContract):
 
 def test_paths_never_escape_the_pod(tmp_path: Path) -> None:
     paths = LocalPodPaths(tmp_path, "p")
+    paths.workspace.mkdir(parents=True)
     shell = LocalShell(paths)
     shell.write_file("/etc/pegboard-test", b"x", mode=0o644)
     assert (paths.fs_root / "etc" / "pegboard-test").read_bytes() == b"x"
@@ -58,3 +61,22 @@ def test_paths_never_escape_the_pod(tmp_path: Path) -> None:
     assert paths.to_host("rel/x") == f"{paths.workspace}/rel/x"
     with pytest.raises(ValueError):
         paths.to_host("/../../outside")
+
+
+def test_a_deleted_pod_is_not_found_and_its_directory_is_not_recreated(tmp_path: Path) -> None:
+    """Issue 7 item 9: the shell of a pod deleted underneath a run recreated its workspace
+    (a pod directory with no pod.json) and reported nothing but transient errors."""
+    paths = LocalPodPaths(tmp_path, "gone")
+    paths.workspace.mkdir(parents=True)
+    shell = LocalShell(paths)
+    assert shell.run("true", timeout=10).exit_code == 0
+    import shutil
+
+    shutil.rmtree(paths.pod_dir)
+    with pytest.raises(NotFound):
+        shell.run("true", timeout=10)
+    with pytest.raises(NotFound):
+        shell.write_file("/workspace/x", b"x", mode=0o644)
+    with pytest.raises(NotFound):
+        shell.detached_status(pid_path="/workspace/p", status_path="/workspace/s")
+    assert not paths.pod_dir.exists()

@@ -47,9 +47,12 @@ def test_failed_run_then_ls_stale_then_cleanup(tmp_path: Path) -> None:
 
     stale = cli("ls-stale", "--provider", "local")
     assert stale.returncode == 0, stale.stderr.decode()
-    rows = [line.split() for line in stale.stdout.decode().splitlines()]
+    lines = stale.stdout.decode().splitlines()
+    rows = [line.split() for line in lines[: lines.index("")]]
     assert [row[0] for row in rows] == ["POD_ID", pod_id, "TOTAL"]
-    assert rows[1][2] == "1"  # the example's volume_gb
+    assert rows[1][2:4] == ["EXITED", "1"]  # the example's volume_gb
+    release = lines[lines.index("") + 1]
+    assert release.startswith(f"release {pod_id}: runpod-deploy cleanup --state-file ")
 
     refused = cli("cleanup", "--all-stopped", "--provider", "local", stdin=b"n\n")
     assert refused.returncode == 1

@@ -1,13 +1,19 @@
 """`runpod-deploy cleanup`: release the pod a state file names, or the user's stopped pods in bulk.
 
-The command `run` prints when it leaves a pod behind:
-    runpod-deploy cleanup --state-file PATH [--mode preserve|stop|delete] [--dry-run]
+The command `run` and `ls-stale` print for a pod left behind:
+    runpod-deploy cleanup --state-file PATH --pod-id ID [--mode preserve|stop|delete] [--dry-run]
+    runpod-deploy cleanup --pod-id ID [--provider P]             (no pointer of ours names it)
+    runpod-deploy cleanup --state-file PATH                      (0.8.4's form, still accepted)
     runpod-deploy cleanup --config PATH [--var K=V ...]          (the config's state file)
     runpod-deploy cleanup --all-stopped [--yes] [--dry-run] [--provider P]
                           [--name-prefix P ...] [--all-owners] [--include-recycled]
 
 A state file is ours (it records its provider) or 0.8.4's (`pod_id`, `id` or `podId`; RunPod).
-A pod that is already gone is not an error: the pointer is removed and the exit is 0.
+A pod that is already gone is not an error: the pointer is removed and the exit is 0. With
+`--pod-id`, a state file that names another pod is refused (exit 2): the per-config state file
+is shared by that config's runs, so it may name a later run's pod. A pointer goes only once
+its pod is confirmed gone; the local provider's pods are found under the pods root the
+pointer records, whatever PEGBOARD_LOCAL_PODS_ROOT says now.
 The bulk mode fixes 0.8.4's §17.14 (it deleted every EXITED pod on the account): only pods
 this user's runs created (see `stale.select_bulk_delete`), never a pod a recycle pointer keeps
 warm, after a y/N question on stderr; one failed delete does not stop the others.
@@ -18,7 +24,9 @@ bulk deletes failed, or a usage error; 130 interrupted.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import click
@@ -36,17 +44,19 @@ from pegboard.domain.gpujob.stale import (
     kept_warm,
     owner_prefix,
     pointer_pod_id,
+    pointer_pod_name,
     pointer_provider,
     select_bulk_delete,
     stale_report,
     stale_table,
     storage_rate,
 )
-from pegboard.domain.ports.gpu_cloud import POD_EXITED, GpuCloud, PodStatus
+from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_TERMINATED, GpuCloud, PodStatus
 
 from .pod_tools import (
     PROVIDERS,
     PodToolDeps,
+    backend_for_pointer,
     cloud_for_flag,
     lifecycle_of,
     load_config,
@@ -66,9 +76,10 @@ MODES = ("preserve", "stop", "delete")
 
 @attrs.frozen
 class PointerCleanup:
-    state_file: Path
+    state_file: Path | None  # None: --pod-id alone
     mode: str = "delete"
     dry_run: bool = False
+    expect_pod_id: str | None = None  # --pod-id: the pod the command was printed for
 
 
 @attrs.frozen
@@ -82,8 +93,14 @@ class BulkCleanup:
 
 
 def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
-    """Apply `mode` to the pod the state file names; remove the file once the pod is gone."""
+    """Apply `mode` to the pod the state file names; remove the file once the pod is gone.
+
+    With `expect_pod_id` (the `--pod-id` that `run` and `ls-stale` print), a pointer that now
+    names another pod is refused: a release command only ever touches the pod it was printed
+    for. A pointer written before create names its pod by its unique name only.
+    """
     path = request.state_file
+    assert path is not None
     pointer = read_pointer(path)
     if pointer is None:
         if path.exists():
@@ -91,19 +108,86 @@ def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
         logger.warning("no state file at %s: nothing to clean up (already released?)", path)
         return EXIT_OK
     pod_id = pointer_pod_id(pointer)
-    if pod_id is None:
+    pod_name = pointer_pod_name(pointer)
+    if pod_id is None and pod_name is None:
         raise UsageError(f"--state-file {path}: names no pod (no pod_id, id or podId)")
     provider = pointer_provider(pointer)
-    cloud = deps.backend_for(provider).cloud
+    cloud = backend_for_pointer(deps, provider, pointer).cloud
+    if pod_id is None and pod_name is not None:
+        pod_id = _pod_by_name(cloud, path, pod_name)
+        if pod_id is None:
+            logger.info(
+                "no pod named %s (%s): it was never created, or is gone", pod_name, provider
+            )
+            if not request.dry_run and unlink_pointer_if_names(path, None, pod_name=pod_name):
+                logger.info("removed the state file %s", path)
+            return EXIT_OK
+    if pod_id is None:
+        raise UsageError(f"--state-file {path}: names no pod (no pod_id, id or podId)")
+    expected = request.expect_pod_id
+    if expected is not None and expected != pod_id:
+        raise UsageError(
+            f"--state-file {path} names pod {pod_id}, not --pod-id {expected}: refusing "
+            f"(another run's pod); release {expected} with: runpod-deploy cleanup "
+            f"--pod-id {expected} --provider {provider}"
+        )
+    return _release(
+        request, cloud, pod_id=pod_id, provider=provider, pointers=_pointers_of(path, pointer)
+    )
+
+
+def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodToolDeps) -> int:
+    """`--pod-id ID --provider P` alone: that pod, and every pointer of this user naming it."""
+    assert request.expect_pod_id is not None
+    cloud = cloud_for_flag(deps, provider)
+    pod_id = request.expect_pod_id
+    pointers = [
+        Path(path)
+        for path, data in user_pointers(deps.home).items()
+        if pointer_pod_id(data) == pod_id and pointer_provider(data) == provider
+    ]
+    return _release(request, cloud, pod_id=pod_id, provider=provider, pointers=pointers)
+
+
+def _pod_by_name(cloud: GpuCloud, path: Path, name: str) -> str | None:
+    found = [pod for pod in cloud.find_pods(name=name) if pod.desired_status != POD_TERMINATED]
+    if len(found) > 1:
+        ids = ", ".join(pod.pod_id for pod in found)
+        raise UsageError(
+            f"--state-file {path}: {len(found)} pods are named {name} ({ids}); "
+            "release each with --pod-id ID --provider P"
+        )
+    return found[0].pod_id if found else None
+
+
+def _pointers_of(path: Path, pointer: Mapping[str, Any]) -> list[Path]:
+    """The state file given, and the other pointer of the same run that names the same pod."""
+    paths = [path]
+    for key in ("run_pointer", "config_state_file"):
+        other = pointer.get(key)
+        if isinstance(other, str) and other and Path(other) != path:
+            paths.append(Path(other))
+    return paths
+
+
+def _release(
+    request: PointerCleanup,
+    cloud: GpuCloud,
+    *,
+    pod_id: str,
+    provider: str,
+    pointers: list[Path],
+) -> int:
+    path = request.state_file or "no state file"
     dry = "[dry-run] " if request.dry_run else ""
     try:
         status = cloud.get_pod(pod_id)
     except NotFound:
         logger.info("pod %s (%s) is already gone", pod_id, provider)
         if request.dry_run:
-            logger.info("[dry-run] would remove the state file %s", path)
-        elif unlink_pointer_if_names(path, pod_id):
-            logger.info("removed the state file %s", path)
+            logger.info("[dry-run] would remove the state file(s) naming it")
+        else:
+            _unlink_all(pointers, pod_id)
         return EXIT_OK
     logger.info("%spod %s (%s, %s): %s", dry, pod_id, status.name, provider, status.desired_status)
     if request.mode == "preserve":
@@ -112,15 +196,30 @@ def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
     if request.mode == "stop":
         return _stop(request, cloud, status, provider)
     if request.dry_run:
-        logger.info("[dry-run] would delete pod %s and remove the state file %s", pod_id, path)
+        logger.info("[dry-run] would delete pod %s and remove the state file(s) naming it", pod_id)
         return EXIT_OK
     try:
         cloud.terminate_pod(pod_id)
     except PortError as exc:
         raise PortError(f"delete of pod {pod_id} failed: {exc}; {path} still names it") from None
-    unlink_pointer_if_names(path, pod_id)
-    logger.info("pod %s deleted; disk released; state file %s removed", pod_id, path)
+    # The pointers go only once the pod is confirmed gone.
+    try:
+        after = cloud.get_pod(pod_id).desired_status
+    except NotFound:
+        after = POD_TERMINATED
+    if after != POD_TERMINATED:
+        raise PortError(
+            f"pod {pod_id} is still listed ({after}) after delete; {path} still names it"
+        )
+    _unlink_all(pointers, pod_id)
+    logger.info("pod %s deleted; disk released; its state file(s) removed", pod_id)
     return EXIT_OK
+
+
+def _unlink_all(pointers: list[Path], pod_id: str) -> None:
+    for pointer in pointers:
+        if unlink_pointer_if_names(pointer, pod_id):
+            logger.info("removed the state file %s", pointer)
 
 
 def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider: str) -> int:
@@ -139,7 +238,7 @@ def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider:
         action=LifecycleAction.STOP,
         pod_id=pod_id,
         provider=provider,
-        state_file=str(request.state_file),
+        state_file=None if request.state_file is None else str(request.state_file),
         volume_gb=status.volume_gb,
     )
     if note:
@@ -241,6 +340,13 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
 @template_var_options
 @click.option("--all-stopped", is_flag=True, help="Delete your stopped (EXITED) pods in bulk.")
 @click.option(
+    "--pod-id",
+    default=None,
+    metavar="ID",
+    help="The pod to release: with --state-file, refuse unless the file names it; "
+    "alone (with --provider), that pod.",
+)
+@click.option(
     "--mode",
     type=click.Choice(MODES),
     default=None,
@@ -252,7 +358,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
     "--provider",
     type=click.Choice(PROVIDERS),
     default=None,
-    help="With --all-stopped: whose pods (default runpod).",
+    help="With --all-stopped or --pod-id alone: whose pods (default runpod).",
 )
 @click.option(
     "--name-prefix",
@@ -276,6 +382,7 @@ def cleanup(
     var_args: tuple[str, ...],
     vars_file: Path | None,
     all_stopped: bool,
+    pod_id: str | None,
     mode: str | None,
     yes: bool,
     dry_run: bool,
@@ -284,7 +391,8 @@ def cleanup(
     all_owners: bool,
     include_recycled: bool,
 ) -> int:
-    """Release a pod `run` left behind (--state-file / --config), or your stopped pods."""
+    """Release a pod `run` left behind (--state-file [--pod-id] / --config / --pod-id), or
+    your stopped pods."""
     chosen = [
         flag
         for flag, on in (
@@ -294,11 +402,15 @@ def cleanup(
         )
         if on
     ]
-    if len(chosen) != 1:
+    if pod_id is not None and not pod_id.strip():
+        raise UsageError("--pod-id: empty")
+    if len(chosen) > 1 or (not chosen and pod_id is None):
         raise UsageError(
-            "cleanup needs exactly one of --state-file, --config or --all-stopped"
+            "cleanup needs exactly one of --state-file, --config, --pod-id or --all-stopped"
             + (f" (got {', '.join(chosen)})" if chosen else "")
         )
+    if pod_id is not None and (all_stopped or config_path is not None):
+        raise UsageError("--pod-id goes with --state-file, or alone with --provider")
     if (var_args or vars_file) and config_path is None:
         raise UsageError("--var and --vars-file go with --config")
     deps = tool_deps()
@@ -314,6 +426,19 @@ def cleanup(
                 all_owners=all_owners,
                 include_recycled=include_recycled,
             ),
+            deps,
+        )
+    if not chosen:  # --pod-id alone
+        if name_prefixes or all_owners or include_recycled:
+            raise UsageError(
+                "--name-prefix, --all-owners and --include-recycled go with --all-stopped"
+            )
+        assert pod_id is not None
+        return cleanup_pod_id(
+            PointerCleanup(
+                state_file=None, mode=mode or "delete", dry_run=dry_run, expect_pod_id=pod_id
+            ),
+            provider or "runpod",
             deps,
         )
     bulk_only = [
@@ -334,5 +459,8 @@ def cleanup(
         logger.info("state file of %s: %s", config_path, state_file)
     assert state_file is not None
     return cleanup_pointer(
-        PointerCleanup(state_file=state_file, mode=mode or "delete", dry_run=dry_run), deps
+        PointerCleanup(
+            state_file=state_file, mode=mode or "delete", dry_run=dry_run, expect_pod_id=pod_id
+        ),
+        deps,
     )

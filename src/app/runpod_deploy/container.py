@@ -61,7 +61,26 @@ def _local_backend(cloud: Any) -> Backend:
     def open_sync(status: PodStatus) -> Any:
         return LocalFileSync(cloud.paths(status.pod_id))
 
-    return Backend(cloud=cloud, open_shell=open_shell, open_sync=open_sync)
+    return Backend(
+        cloud=cloud,
+        open_shell=open_shell,
+        open_sync=open_sync,
+        locator={"pods_root": str(cloud.pods_root)},
+    )
+
+
+def _backend_at_selector(
+    backend_for: Callable[[str], Backend],
+) -> Callable[[str, Mapping[str, Any]], Backend]:
+    def backend_at(provider: str, pointer: Mapping[str, Any]) -> Backend:
+        """The backend that reaches the pod a pointer names: the local provider's pods root
+        it recorded wins over this process's PEGBOARD_LOCAL_PODS_ROOT."""
+        recorded = pointer.get("pods_root")
+        if provider == "local" and isinstance(recorded, str) and recorded:
+            return _local_backend(_local_cloud(Path(recorded)))
+        return backend_for(provider)
+
+    return backend_at
 
 
 def _backend_selector(local_cloud: providers.Provider[Any]) -> Callable[[str], Backend]:
@@ -121,6 +140,7 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
     pods_root = providers.Callable(_pods_root, environ)
     local_cloud = providers.Singleton(_local_cloud, pods_root)
     backend_for = providers.Callable(_backend_selector, local_cloud.provider)
+    backend_at = providers.Callable(_backend_at_selector, backend_for)
     gpu_cloud = providers.Callable(runpod_cloud)
     job_output = providers.Object(_write_stdout_bytes)
     result_line = providers.Object(_write_stdout_line)

@@ -11,11 +11,12 @@ from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob import plan as run_plan
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.spec import LifecycleAction
+from pegboard.domain.gpujob.stale import release_command
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud
 
 from .artifact_pull import pull
 from .pod_snapshots import capture_end
-from .provisioning import write_pointer
+from .provisioning import remove_pointers, write_pointer
 from .run_state import RunState
 
 logger = logging.getLogger(__name__)
@@ -37,10 +38,12 @@ def finish(run: RunState) -> None:
         run.shielded("capture", lambda: capture_end(run))
     if run.shell is not None:
         run.shielded("close", run.shell.close)
+    run.kill_point(f"enter-{Phase.LIFECYCLE}")
     run.phase = Phase.LIFECYCLE
     run.phase_started = run.clock.monotonic()
     run.shielded("lifecycle", lambda: _lifecycle(run))
     run.end_phase()
+    run.kill_point("after-lifecycle")
     _note_possible_leftovers(run)
 
 
@@ -63,10 +66,19 @@ def _lifecycle(run: RunState) -> None:
             cloud.terminate_pod(pod_id)
         elif action in (LifecycleAction.STOP, LifecycleAction.RECYCLE):
             cloud.stop_pod(pod_id)
+    except NotFound:
+        # Deleted underneath the run: nothing is left, so nothing to release.
+        logger.warning("[lifecycle] pod %s is already gone", pod_id)
+        run.final_state = POD_TERMINATED
+        run.recorder.event("pod_gone", pod_id=pod_id)
+        remove_pointers(run, pod_id)
+        return
     except PortError as exc:
         run.left_behind.append(
             f"pod {pod_id} is still there: {action} failed ({exc}); remove it with: "
-            f"runpod-deploy cleanup --state-file {run.job.state_file} --mode delete"
+            + release_command(
+                pod_id=pod_id, provider=cloud.provider, state_file=str(run.run_pointer.path)
+            )
         )
         run.recorder.event(
             "lifecycle_failed", action=str(action), pod_id=pod_id, error=str(exc)[:500]
@@ -81,15 +93,25 @@ def _lifecycle(run: RunState) -> None:
             action=action,
             pod_id=pod_id,
             provider=cloud.provider,
-            state_file=run.job.state_file,
+            state_file=str(run.run_pointer.path),
             volume_gb=run.status.volume_gb if run.status else None,
             pod_dir=run.pod_dir,
         )
         if note:
             run.left_behind.append(note)
-    else:
-        run.pointer.remove_if_points_at(pod_id)
+    elif run.final_state == POD_TERMINATED:
+        remove_pointers(run, pod_id)
         logger.info("[lifecycle] pod %s deleted; disk released", pod_id)
+    else:
+        # Not confirmed gone: the pointers stay, so the pod stays findable and releasable.
+        write_pointer(run, run.final_state or "UNKNOWN", lifecycle_action=str(action))
+        run.left_behind.append(
+            f"pod {pod_id} was asked to delete but is still listed "
+            f"({run.final_state or 'state unknown'}); check and release it with: "
+            + release_command(
+                pod_id=pod_id, provider=cloud.provider, state_file=str(run.run_pointer.path)
+            )
+        )
 
 
 def _record_final_state(run: RunState, cloud: GpuCloud, pod_id: str) -> None:

@@ -22,6 +22,7 @@ from .phases import (
     job_paths,
     launch,
     monitor,
+    pod_is_gone,
     run_commands,
     secret_payload,
     wait_until_ready,
@@ -173,6 +174,8 @@ def _launch(run: RunState) -> None:
 
 def _monitor(run: RunState) -> None:
     assert run.shell is not None and run.paths is not None
+    assert run.backend is not None and run.pod_id is not None
+    cloud, pod_id = run.backend.cloud, run.pod_id
     telemetry = run.spec.telemetry
     sampler: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if telemetry.enabled:
@@ -193,6 +196,7 @@ def _monitor(run: RunState) -> None:
             timing=run.deps.timing,
             job_output=_job_output(run),
             emit=run.recorder.event,
+            pod_gone=lambda: pod_is_gone(cloud, pod_id),
         )
     run.remote_exit_code = result.verdict.exit_code
     run.recorder.event(

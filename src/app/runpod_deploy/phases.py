@@ -24,7 +24,7 @@ from pegboard.domain.gpujob.templates import (
     RenderedSecret,
 )
 from pegboard.domain.ports.clock import Clock
-from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
+from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
 
 logger = logging.getLogger(__name__)
@@ -110,6 +110,16 @@ def wait_until_ready(
             raise PhaseFailed(f"pod {pod_id} not ready after {timeout_sec:g}s (last: {last})")
         clock.sleep(min(delay, remaining))
         delay = min(delay * 2, timing.ready_poll_max_sec)
+
+
+def pod_is_gone(cloud: GpuCloud, pod_id: str) -> bool:
+    """True only when the provider says the pod no longer exists (an error is not an answer)."""
+    try:
+        return cloud.get_pod(pod_id).desired_status == POD_TERMINATED
+    except NotFound:
+        return True
+    except PortError:
+        return False
 
 
 # --- commands -----------------------------------------------------------------------------------
@@ -215,8 +225,13 @@ def monitor(
     timing: Timing,
     job_output: Callable[[bytes], None],
     emit: EmitEvent,
+    pod_gone: Callable[[], bool] = lambda: False,
 ) -> MonitorResult:
-    """Stream the log to `job_output` and decide; a transient error never ends the run."""
+    """Stream the log to `job_output` and decide; a transient error never ends the run.
+
+    Unless the pod itself is gone: every error is checked against `pod_gone` first, so a pod
+    deleted underneath the run ends it at once instead of after `lost_contact_after_sec`.
+    """
     machine = LogMonitor(success_marker=run.success_marker, failure_markers=run.failure_markers)
     offset = 0
     stream: ByteStream | None = None
@@ -263,6 +278,8 @@ def monitor(
                 if stream is not None:
                     stream.close()
                     stream = None
+                if pod_gone():
+                    raise PhaseFailed(f"the pod is gone (deleted outside this run): {exc}") from None
                 trouble_since = now if trouble_since is None else trouble_since
                 if now - trouble_since >= timing.lost_contact_after_sec:
                     raise PhaseFailed(

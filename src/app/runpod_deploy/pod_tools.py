@@ -2,15 +2,15 @@
 dependencies, and reading the user's pod pointers (state files) with `run`'s own reader.
 
 The state files of this user are `~/.runpod-deploy/state/*.json` (the per-config default of
-`templates.default_state_file`); a config's own `state_file:` elsewhere is found through
-`--config` or `--state-file`.
+`templates.default_state_file`) and `~/.runpod-deploy/state/runs/*.json` (one per run, written
+before its pod is created); a config's own `state_file:` elsewhere is found through `--config`
+or `--state-file`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import posixpath
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -22,14 +22,13 @@ import click
 
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob.records import MANIFEST_NAME
-from pegboard.domain.gpujob.stale import pointer_pod_id
-from pegboard.domain.gpujob.templates import default_state_file
+from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_pod_name
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, ReadDocument, load_job, merge_cli_vars
 from .run_job import Backend
-from .run_records import PodPointer
+from .run_records import RUN_POINTERS_SUBDIR, PodPointer, state_dir
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +64,9 @@ class PodToolDeps:
     home: str
     read_document: ReadDocument
     random_hex: Callable[[], str]
+    # provider + a pointer's content -> the Backend that reaches the pod it names (the local
+    # provider's recorded pods root); None: backend_for(provider)
+    backend_at: Callable[[str, Mapping[str, Any]], Backend] | None = None
     out: Callable[[str], None] = _stdout_line  # one result line on stdout
     out_bytes: Callable[[bytes], None] = _stdout_bytes  # raw bytes on stdout (logs)
     ask: Callable[[str], str | None] = _ask_on_stderr
@@ -76,6 +78,7 @@ def tool_deps() -> PodToolDeps:
     container = current_container()
     return PodToolDeps(
         backend_for=container.backend_for(),
+        backend_at=container.backend_at(),
         clock=container.clock(),
         home=container.home(),
         read_document=container.read_document(),
@@ -91,10 +94,11 @@ def cloud_for_flag(deps: PodToolDeps, provider: str) -> GpuCloud:
         raise UsageError(f"--provider {provider}: {exc}") from None
 
 
-def state_dir(home: str) -> Path:
-    """Where `run` keeps its per-config pointers by default."""
-    default = posixpath.dirname(default_state_file(config_path="", job_name="job"))
-    return Path(home) / default.removeprefix("~/")
+def backend_for_pointer(deps: PodToolDeps, provider: str, pointer: Mapping[str, Any]) -> Backend:
+    """The backend that reaches the pod a pointer names (its recorded locator wins)."""
+    if deps.backend_at is not None:
+        return deps.backend_at(provider, pointer)
+    return deps.backend_for(provider)
 
 
 def read_pointer(path: Path) -> dict[str, Any] | None:
@@ -108,17 +112,23 @@ def user_pointers(home: str) -> dict[str, dict[str, Any]]:
     if not directory.is_dir():
         return {}
     found = {}
-    for path in sorted(directory.glob("*.json")):
+    paths = sorted(directory.glob("*.json")) + sorted(
+        (directory / RUN_POINTERS_SUBDIR).glob("*.json")
+    )
+    for path in paths:
         data = read_pointer(path)
-        if data is not None and pointer_pod_id(data) is not None:
+        if data is not None and (pointer_pod_id(data) or pointer_pod_name(data)):
             found[str(path)] = data
     return found
 
 
-def unlink_pointer_if_names(path: Path, pod_id: str) -> bool:
-    """Remove the state file only while it still names `pod_id` (any spelling of the key)."""
+def unlink_pointer_if_names(path: Path, pod_id: str | None, *, pod_name: str | None = None) -> bool:
+    """Remove the state file only while it still names `pod_id` (any spelling of the key), or,
+    with `pod_id` None, while it still names no pod id but the pod name `pod_name`."""
     current = read_pointer(path)
     if current is None or pointer_pod_id(current) != pod_id:
+        return False
+    if pod_id is None and (pod_name is None or pointer_pod_name(current) != pod_name):
         return False
     path.unlink(missing_ok=True)
     return True

@@ -6,6 +6,9 @@ paused pod (recycle), and the pod pointer (state file) written the moment a pod 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -24,11 +27,12 @@ from pegboard.domain.gpujob.provisioning import (
     plan_candidates,
     pod_request,
 )
-from pegboard.domain.gpujob.records import pod_pointer
+from pegboard.domain.gpujob.records import iso_utc, pod_pointer
 from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
 
 from .phases import PhaseFailed
+from .run_records import PodPointer
 from .run_state import RunState
 
 logger = logging.getLogger(__name__)
@@ -112,6 +116,10 @@ def provision(run: RunState) -> None:
         run, cloud, plan.candidates[0]
     ):
         return
+    # Before any pod exists, this run's pointer names the pod it is about to create (by its
+    # unique name): a crash between create and the next write still leaves a pointer that
+    # `ls-stale` matches to the pod and `cleanup --state-file` releases.
+    write_intent_pointer(run)
     errors: list[str] = []
     for index, candidate in enumerate(plan.candidates):
         request = pod_request(
@@ -120,6 +128,7 @@ def provision(run: RunState) -> None:
         logger.info(
             "[provision] creating pod on %s @ %s", candidate.gpu_id, candidate.datacenter_id
         )
+        run.kill_point("before-create")
         try:
             handle = cloud.create_pod(request)
         except CreateOutcomeUnknown as exc:
@@ -167,14 +176,21 @@ def _recover_after_bad_create(
 
 
 def _adopt(run: RunState, pod_id: str, candidate: Candidate) -> None:
+    run.kill_point("after-create")
     run.pod_id = pod_id
     run.candidate = candidate
     write_pointer(run, "CREATED")
+    run.kill_point("after-pointer")
     run.recorder.event(
         "gpu_selected", gpu_id=candidate.gpu_id, datacenter_id=candidate.datacenter_id
     )
     run.recorder.event("pod_created", pod_id=pod_id)
-    logger.info("[provision] pod %s (state file %s)", pod_id, run.job.state_file)
+    logger.info(
+        "[provision] pod %s (state file %s; this run's %s)",
+        pod_id,
+        run.job.state_file,
+        run.run_pointer.path,
+    )
 
 
 def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
@@ -184,8 +200,9 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
     old = str(pointer.get("pod_id", ""))
     if run.request.force_fresh:
         logger.info("[recycle] --force-fresh: deleting paused pod %s", old)
-        _terminate_quietly(run, cloud, old)
-        run.pointer.remove_if_points_at(old)
+        if _terminate_quietly(run, cloud, old):
+            run.pointer.remove_if_points_at(old)
+            _forget_run_pointer(pointer, old)
         return False
     try:
         status: PodStatus | None = cloud.get_pod(old)
@@ -195,12 +212,13 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
         pointer=pointer, status=status, candidate=first, image=run.spec.pod.image
     )
     logger.info("[recycle] %s: %s", old, decision.reason)
-    if decision.terminate_old:
-        _terminate_quietly(run, cloud, old)
+    if decision.terminate_old and _terminate_quietly(run, cloud, old):
         run.pointer.remove_if_points_at(old)
+        _forget_run_pointer(pointer, old)
     if not decision.resume:
         if status is None:
             run.pointer.remove_if_points_at(old)
+            _forget_run_pointer(pointer, old)
         return False
     try:
         cloud.resume_pod(old, gpu_count=run.spec.pod.gpu_count)
@@ -209,35 +227,92 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
         return False
     run.resumed = True
     _adopt(run, old, first)
+    _forget_run_pointer(pointer, old)  # this run's pointer names the pod from now on
     run.recorder.event(
         "pod_resumed", pod_id=old, gpu_id=first.gpu_id, datacenter_id=first.datacenter_id
     )
     return True
 
 
-def _terminate_quietly(run: RunState, cloud: GpuCloud, pod_id: str) -> None:
+def _terminate_quietly(run: RunState, cloud: GpuCloud, pod_id: str) -> bool:
+    """Delete an old pod; True once it is gone (its pointers may then go)."""
     try:
         cloud.terminate_pod(pod_id)
     except PortError as exc:
         logger.warning("[recycle] could not delete pod %s: %s", pod_id, exc)
         run.left_behind.append(f"old pod {pod_id} could not be deleted: {exc}")
+        return False
+    return True
+
+
+def _forget_run_pointer(config_pointer: Mapping[str, Any], pod_id: str) -> None:
+    """Remove the per-run pointer of the run that kept `pod_id` (recycle), if it still names it."""
+    path = config_pointer.get("run_pointer")
+    if isinstance(path, str) and path:
+        PodPointer(Path(path)).remove_if_points_at(pod_id)
+
+
+def pointer_locator(run: RunState) -> dict[str, Any]:
+    """What a pointer records besides the pod id so that any later process can clean it up."""
+    assert run.backend is not None
+    return {
+        "pod_name": run.job.run_id,
+        "run_pointer": str(run.run_pointer.path),
+        "config_state_file": str(run.pointer.path),
+        **run.backend.locator,
+    }
+
+
+def write_intent_pointer(run: RunState) -> None:
+    """This run's pointer before create: the provider, where its pods live, the pod's name.
+
+    Raises OSError (the run fails with no pod) when it cannot be written.
+    """
+    assert run.backend is not None
+    run.run_pointer.write(
+        {
+            "pod_id": None,
+            "provider": run.backend.cloud.provider,
+            "image": run.spec.pod.image,
+            "run_id": run.job.run_id,
+            "run_dir": run.job.run_dir,
+            "config_path": run.job.config_path,
+            "status": "CREATING",
+            "updated_at_utc": iso_utc(run.clock.now()),
+            **pointer_locator(run),
+        }
+    )
 
 
 def write_pointer(run: RunState, status: str, *, lifecycle_action: str | None = None) -> None:
-    """The pod pointer (state file), rewritten atomically whenever the pod's state changes."""
+    """Both pod pointers, rewritten atomically whenever the pod's state changes.
+
+    Never raises: the per-run pointer was proven writable before create and, if a later write
+    fails, still names the pod by name; the config's shared pointer is a convenience.
+    """
     assert run.pod_id is not None and run.candidate is not None and run.backend
-    run.pointer.write(
-        pod_pointer(
-            pod_id=run.pod_id,
-            provider=run.backend.cloud.provider,
-            gpu_id=run.candidate.gpu_id,
-            datacenter_id=run.candidate.datacenter_id,
-            image=run.spec.pod.image,
-            run_id=run.job.run_id,
-            run_dir=run.job.run_dir,
-            config_path=run.job.config_path,
-            status=status,
-            updated_at=run.clock.now(),
-            lifecycle_action=lifecycle_action,
-        )
+    data = pod_pointer(
+        pod_id=run.pod_id,
+        provider=run.backend.cloud.provider,
+        gpu_id=run.candidate.gpu_id,
+        datacenter_id=run.candidate.datacenter_id,
+        image=run.spec.pod.image,
+        run_id=run.job.run_id,
+        run_dir=run.job.run_dir,
+        config_path=run.job.config_path,
+        status=status,
+        updated_at=run.clock.now(),
+        lifecycle_action=lifecycle_action,
     )
+    data.update(pointer_locator(run))
+    for pointer in (run.run_pointer, run.pointer):
+        try:
+            pointer.write(data)
+        except OSError as exc:
+            logger.warning("[state] could not write %s: %s", pointer.path, exc)
+
+
+def remove_pointers(run: RunState, pod_id: str) -> None:
+    """After the pod is confirmed gone: both pointers, each only while it names this pod."""
+    run.pointer.remove_if_points_at(pod_id)
+    run.run_pointer.remove_if_points_at(pod_id)

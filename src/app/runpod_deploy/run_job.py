@@ -44,6 +44,7 @@ from .on_pod import run_on_pod
 from .phases import PhaseFailed, Timing, secret_payload
 from .provisioning import provision
 from .run_manifest import OFFLINE_POD_ID, write_manifest
+from .run_records import prove_writable
 from .run_state import RunState
 
 __all__ = [
@@ -90,6 +91,9 @@ class Backend:
     cloud: GpuCloud
     open_shell: Callable[[PodStatus], RemoteShell]
     open_sync: Callable[[PodStatus], FileSync]
+    # Recorded in every pod pointer: what else cleanup needs to reach this backend's pods
+    # (the local provider's pods root), so a later process with other settings finds them.
+    locator: Mapping[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -167,6 +171,7 @@ def _execute(run: RunState) -> RunResult:
         unexpected = exc
     run.end_phase()
     finish(run)
+    run.kill_point(f"enter-{Phase.MANIFEST}")
     manifest_path = write_manifest(run)
     if unexpected is not None:
         raise unexpected
@@ -207,3 +212,22 @@ def _validate(run: RunState) -> None:
         )
     if run.spec.telemetry.capture_local_git or run.spec.telemetry.capture_payload_lockfile:
         run.metadata = run.deps.deploy_metadata(run.job.project_root)
+    if not run.dry_run:
+        _prove_local_writes(run)
+
+
+def _prove_local_writes(run: RunState) -> None:
+    """Every local file written after create must be writable now, while no pod exists:
+    the run directory (records, manifest), this run's pointer and the config's state file."""
+    targets = (
+        ("run directory", Path(run.job.run_dir) / ".write-check"),
+        ("run pointer", run.run_pointer.path),
+        ("state_file", run.pointer.path),
+    )
+    for what, path in targets:
+        try:
+            prove_writable(path)
+        except OSError as exc:
+            raise PhaseFailed(
+                f"{what} {path} cannot be written ({exc.strerror or exc}); no pod was created"
+            ) from None

@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
+import secrets
 from pathlib import Path
 from typing import Any
 
 from pegboard.domain.gpujob.records import EVENTS_NAME, MANIFEST_NAME, METRICS_NAME, event_row
+from pegboard.domain.gpujob.templates import default_state_file
 from pegboard.domain.ports.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -20,12 +23,35 @@ logger = logging.getLogger(__name__)
 def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
     """Write JSON to a temp file beside `path`, then rename: readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    # A short temp name: a final name that fits the file system always has a temp that fits.
+    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def prove_writable(path: Path) -> None:
+    """Raise OSError unless a file of exactly this name can be created in its directory.
+
+    Done before a pod exists for every file a run writes after create (the pod pointers), so
+    a name too long for the file system or a read-only directory fails the run while there is
+    nothing to leak. An existing file is left as it is.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        with path.open("a"):
+            return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    path.unlink()
 
 
 class RunRecorder:
@@ -71,7 +97,12 @@ class RunRecorder:
 
 
 class PodPointer:
-    """The state file naming the pod a run created (per config; atomic writes)."""
+    """A state file naming the pod a run created (atomic writes).
+
+    Two exist per run: the per-run pointer (`run_pointer_path`, unique to the run, written
+    before the pod is created and the one every release command names) and the config's
+    `state_file` (shared by the runs of one config: recycle, `logs --config`, 0.8.4 scripts).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -96,3 +127,17 @@ class PodPointer:
             return False
         self.path.unlink(missing_ok=True)
         return True
+
+
+RUN_POINTERS_SUBDIR = "runs"
+
+
+def state_dir(home: str) -> Path:
+    """Where `run` keeps the user's pod pointers (the per-config defaults and `runs/`)."""
+    default = posixpath.dirname(default_state_file(config_path="", job_name="job"))
+    return Path(home) / default.removeprefix("~/")
+
+
+def run_pointer_path(state_dir: Path, run_stamp: str) -> Path:
+    """`<state dir>/runs/<run stamp>.json`: unique per run, and short whatever the job name."""
+    return state_dir / RUN_POINTERS_SUBDIR / f"{run_stamp}.json"

@@ -5,6 +5,7 @@ which phase it is in, how long each took, and the first failure (mutable on purp
 from __future__ import annotations
 
 import logging
+import posixpath
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,8 +20,9 @@ from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
+from .kill_points import kill_point
 from .phases import JobPaths, PhaseFailed, Redactor
-from .run_records import PodPointer, RunRecorder
+from .run_records import PodPointer, RunRecorder, run_pointer_path, state_dir
 
 if TYPE_CHECKING:  # run_job defines these and builds a RunState: no runtime cycle
     from .run_job import Backend, RunDeps, RunRequest
@@ -47,7 +49,11 @@ class RunState:
         self.clock = deps.clock
         self.dry_run = request.dry_run or request.offline
         self.recorder = RunRecorder(Path(job.run_dir), deps.clock)
-        self.pointer = PodPointer(Path(job.state_file))
+        self.pointer = PodPointer(Path(job.state_file))  # the config's (shared by its runs)
+        # This run's own pointer: the one release commands name (never another run's pod).
+        self.run_pointer = PodPointer(
+            run_pointer_path(state_dir(deps.home), posixpath.basename(job.run_dir))
+        )
         self.redact = Redactor()
         self.started = deps.clock.monotonic()
         max_runtime = spec.budget.max_runtime_minutes
@@ -95,8 +101,13 @@ class RunState:
             "run_failed", phase=self.failure_phase, reason=self.failure_reason, outcome=outcome
         )
 
+    def kill_point(self, point: str) -> None:
+        """TEST-ONLY hook (kill_points): a no-op unless a test asked to stop here."""
+        kill_point(self.deps.environ, point)
+
     def enter(self, phase: Phase) -> None:
         """Start `phase`; a spent budget stops the run, except for the phases that clean up."""
+        self.kill_point(f"enter-{phase}")
         self.end_phase()
         self.phase = phase
         self.phase_started = self.clock.monotonic()

@@ -1,13 +1,15 @@
-"""`runpod-deploy ls-stale`: stopped pods that still bill their disk, and dangling pointers.
+"""`runpod-deploy ls-stale`: pods that still bill (stopped and running), and dangling pointers.
 
     runpod-deploy ls-stale [--json] [--provider runpod|local]
 
-Read-only. One list call: every EXITED pod of the account with its volume size, how long ago it
-stopped, and its storage cost at 0.10 $/GB-month ($/day, $/mo), then a TOTAL line; then this
-user's state files whose pod no longer exists ("dangling": safe to delete). 0.8.4 aged pods by
-uptimeSeconds, which is 0 for every EXITED pod (its §17.13); the age here is from the stop.
-The local provider's disk is this machine's, so its cost column is 0. Exit 0 (1 if the provider
-fails, 2 for a usage error or a provider not available in this build).
+Read-only. One list call: every pod of the account that is not gone, stopped (EXITED) ones
+first, with its status, volume size, age (since the stop; since creation when running) and
+cost ($/day, $/mo: storage at 0.10 $/GB-month, plus the GPU rate when running), then a TOTAL
+line; then one `release <pod>: <command>` line per pod, the command that deletes exactly that
+pod; then this user's state files whose pod no longer exists ("dangling": safe to delete).
+0.8.4 aged pods by uptimeSeconds, which is 0 for every EXITED pod (its §17.13), and listed no
+running pod (a run killed during monitor leaves one). The local provider's pods cost 0 here.
+Exit 0 (1 if the provider fails, 2 for a usage error or a provider not available in this build).
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ import logging
 import click
 
 from pegboard.app.runpod_deploy.cli_options import verbosity_options
-from pegboard.domain.gpujob.stale import stale_json, stale_report, stale_table, storage_rate
+from pegboard.domain.gpujob.stale import (
+    release_lines,
+    stale_json,
+    stale_report,
+    stale_table,
+    storage_rate,
+)
 
 from .pod_tools import PROVIDERS, PodToolDeps, cloud_for_flag, tool_deps, user_pointers
 
@@ -40,13 +48,15 @@ def list_stale(*, provider: str, as_json: bool, deps: PodToolDeps) -> int:
     if report.pods:
         for line in stale_table(report):
             deps.out(line)
+        deps.out("")
+        for line in release_lines(report):
+            deps.out(line)
         logger.info(
-            "release one: runpod-deploy cleanup --state-file <path> --mode delete; "
-            "all of yours: runpod-deploy cleanup --all-stopped --provider %s",
+            "all of your stopped ones: runpod-deploy cleanup --all-stopped --provider %s",
             provider,
         )
     else:
-        logger.info("no stopped pods (%s)", provider)
+        logger.info("no pods left (%s)", provider)
     if report.dangling:
         if report.pods:
             deps.out("")
@@ -67,5 +77,6 @@ def list_stale(*, provider: str, as_json: bool, deps: PodToolDeps) -> int:
 )
 @verbosity_options
 def ls_stale(as_json: bool, provider: str) -> int:
-    """List stopped pods that still bill their disk, with a TOTAL, and dangling state files."""
+    """List pods that still bill (stopped and running) with a TOTAL and the command that
+    releases each, then dangling state files."""
     return list_stale(provider=provider, as_json=as_json, deps=tool_deps())

@@ -11,6 +11,7 @@ import shlex
 import attrs
 
 from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
+from pegboard.domain.gpujob.stale import release_command
 
 
 class Phase(enum.StrEnum):
@@ -97,14 +98,14 @@ def leftover_note(
     action: LifecycleAction,
     pod_id: str,
     provider: str,
-    state_file: str,
+    state_file: str | None,
     volume_gb: int | None,
     pod_dir: str | None = None,
 ) -> str | None:
     """What the action left behind and the exact command that removes it (None: nothing left)."""
     if action is LifecycleAction.DELETE:
         return None
-    cleanup = f"runpod-deploy cleanup --state-file {shlex.quote(state_file)} --mode delete"
+    cleanup = release_command(pod_id=pod_id, provider=provider, state_file=state_file)
     if provider == "local" and pod_dir:
         cleanup += f"   (or: rm -rf {shlex.quote(pod_dir)})"
     if action is LifecycleAction.PRESERVE:

@@ -1,8 +1,12 @@
-"""Stopped pods and their pointers: storage cost, age, ownership, and what a bulk delete may touch.
+"""Pods left behind and their pointers: cost, age, ownership, the command that releases each,
+and what a bulk delete may touch.
 
 Pure. `ls-stale` and `cleanup --all-stopped` read pods and state files, then ask here.
 Corrections over runpod-deploy 0.8.4 (its §17.13-14):
-- age is counted from when the pod stopped (0.8.4 used uptimeSeconds, always 0 when EXITED);
+- `ls-stale` lists running pods too (a run killed with SIGKILL leaves one, and they bill the
+  most), each with the command that releases exactly that pod (its pointer and its id);
+- age is counted from when the pod stopped (0.8.4 used uptimeSeconds, always 0 when EXITED),
+  for a running pod from its creation;
 - a bulk delete touches only pods this user's runs created (pod name = `<run_id prefix>-<run
   stamp>`, the prefix taken from the user's state files, or an explicit `--name-prefix`), and
   never a pod a recycle pointer keeps warm, unless asked.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
@@ -40,6 +45,12 @@ def pointer_pod_id(pointer: Mapping[str, object]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
+
+
+def pointer_pod_name(pointer: Mapping[str, object]) -> str | None:
+    """The unique name of the pod a run's pointer was written for before create (None: none)."""
+    value = pointer.get("pod_name")
+    return value if isinstance(value, str) and value else None
 
 
 def pointer_provider(pointer: Mapping[str, object]) -> str:
@@ -86,9 +97,23 @@ def storage_rate(provider: str) -> float:
     return 0.0 if provider == "local" else STORAGE_USD_PER_GB_MONTH
 
 
+def release_command(*, pod_id: str, provider: str, state_file: str | None) -> str:
+    """The command that deletes exactly this pod: through its pointer (which must still name
+    it), or by id alone when no pointer of ours names it."""
+    if state_file is not None:
+        return (
+            f"runpod-deploy cleanup --state-file {shlex.quote(state_file)} "
+            f"--pod-id {shlex.quote(pod_id)} --mode delete"
+        )
+    return (
+        f"runpod-deploy cleanup --pod-id {shlex.quote(pod_id)} "
+        f"--provider {shlex.quote(provider)} --mode delete"
+    )
+
+
 @attrs.frozen
 class StalePod:
-    """One stopped pod in the `ls-stale` table."""
+    """One pod in the `ls-stale` table: stopped (its disk bills) or running (everything bills)."""
 
     pod_id: str
     name: str
@@ -98,6 +123,8 @@ class StalePod:
     usd_per_day: float
     usd_per_month: float
     state_file: str | None = None  # the pointer of ours that still names it
+    status: str = "EXITED"
+    release: str = ""  # the command that deletes exactly this pod
 
 
 @attrs.frozen
@@ -135,40 +162,60 @@ def stale_report(
     now: float,
     usd_per_gb_month: float,
 ) -> StaleReport:
-    """EXITED pods (oldest stop first) and this provider's pointers to pods that are gone.
+    """Every pod the provider lists that is not gone: stopped ones (oldest stop first), then
+    running ones (oldest first); and this provider's pointers to pods that are gone.
 
     `pods` is every pod the provider lists (any status); `pointers` maps state-file path to
-    its content.
+    its content. A pointer written before create names its pod by its unique name only.
     """
-    referenced: dict[str, str] = {}
+    by_id: dict[str, str] = {}
+    by_name: dict[str, str] = {}
     dangling: list[DanglingPointer] = []
-    existing = {pod.pod_id for pod in pods}
-    for path, data in sorted(pointers.items()):
-        pod_id = pointer_pod_id(data)
-        if pod_id is None or pointer_provider(data) != provider:
+    existing = {pod.pod_id for pod in pods if pod.desired_status != "TERMINATED"}
+    names = {pod.name for pod in pods if pod.desired_status != "TERMINATED"}
+    # Per-run pointers first: they are the ones that only ever name their own run's pod.
+    for path, data in sorted(pointers.items(), key=lambda item: ("/runs/" not in item[0], item)):
+        if pointer_provider(data) != provider:
             continue
-        referenced.setdefault(pod_id, path)
-        if pod_id not in existing:
-            dangling.append(DanglingPointer(path, pod_id, provider))
+        pod_id, pod_name = pointer_pod_id(data), pointer_pod_name(data)
+        if pod_id is not None:
+            by_id.setdefault(pod_id, path)
+            if pod_id not in existing:
+                dangling.append(DanglingPointer(path, pod_id, provider))
+        elif pod_name is not None:
+            by_name.setdefault(pod_name, path)
+            if pod_name not in names:
+                dangling.append(DanglingPointer(path, "", provider))
     rows = []
     for pod in pods:
-        if pod.desired_status != "EXITED":
+        if pod.desired_status == "TERMINATED":
             continue
+        stopped = pod.desired_status == "EXITED"
         per_day, per_month = storage_cost(pod.volume_gb, usd_per_gb_month)
-        age = None if pod.stopped_at is None else max(0.0, now - pod.stopped_at)
+        if not stopped:
+            hourly = (pod.cost_per_hour_usd or 0.0) * 24
+            per_day, per_month = per_day + hourly, per_month + hourly * DAYS_PER_MONTH
+        since = pod.stopped_at if stopped else pod.created_at
+        state_file = by_id.get(pod.pod_id) or by_name.get(pod.name)
         rows.append(
             StalePod(
                 pod_id=pod.pod_id,
                 name=pod.name,
                 volume_gb=pod.volume_gb,
-                stopped_at=pod.stopped_at,
-                age_sec=age,
+                stopped_at=pod.stopped_at if stopped else None,
+                age_sec=None if since is None else max(0.0, now - since),
                 usd_per_day=per_day,
                 usd_per_month=per_month,
-                state_file=referenced.get(pod.pod_id),
+                state_file=state_file,
+                status=pod.desired_status,
+                release=release_command(
+                    pod_id=pod.pod_id, provider=provider, state_file=state_file
+                ),
             )
         )
-    rows.sort(key=lambda r: (r.stopped_at is None, r.stopped_at or 0.0, r.pod_id))
+    rows.sort(
+        key=lambda r: (r.status != "EXITED", r.age_sec is None, -(r.age_sec or 0.0), r.pod_id)
+    )
     return StaleReport(tuple(rows), tuple(dangling))
 
 
@@ -189,22 +236,33 @@ def format_age(seconds: float | None) -> str:
 
 
 def stale_table(report: StaleReport) -> list[str]:
-    """The `ls-stale` table: one row per stopped pod and a TOTAL line."""
+    """The `ls-stale` table: one row per pod and a TOTAL line.
+
+    AGE is since the stop for a stopped pod, since creation for a running one.
+    """
     header = (
-        f"{'POD_ID':<24} {'NAME':<{NAME_WIDTH}} {'GB':>6} {'STOPPED':>8} {'$/DAY':>8} {'$/MO':>9}"
+        f"{'POD_ID':<24} {'NAME':<{NAME_WIDTH}} {'STATUS':<8} {'GB':>6} {'AGE':>8} "
+        f"{'$/DAY':>8} {'$/MO':>9}"
     )
     lines = [header]
     for pod in report.pods:
         gb = "?" if pod.volume_gb is None else str(pod.volume_gb)
         lines.append(
-            f"{pod.pod_id:<24} {pod.name[:NAME_WIDTH]:<{NAME_WIDTH}} {gb:>6} "
+            f"{pod.pod_id:<24} {pod.name[:NAME_WIDTH]:<{NAME_WIDTH}} {pod.status[:8]:<8} {gb:>6} "
             f"{format_age(pod.age_sec):>8} {pod.usd_per_day:>8.2f} {pod.usd_per_month:>9.2f}"
         )
+    running = sum(1 for pod in report.pods if pod.status != "EXITED")
+    count = f"{len(report.pods) - running} stopped, {running} running"
     lines.append(
-        f"{'TOTAL':<24} {f'{len(report.pods)} stopped pod(s)':<{NAME_WIDTH}} "
+        f"{'TOTAL':<24} {count:<{NAME_WIDTH}} {'':<8} "
         f"{report.total_gb:>6} {'':>8} {report.total_per_day:>8.2f} {report.total_per_month:>9.2f}"
     )
     return lines
+
+
+def release_lines(report: StaleReport) -> list[str]:
+    """One line per pod: the command that deletes exactly that pod (and its pointer)."""
+    return [f"release {pod.pod_id}: {pod.release}" for pod in report.pods]
 
 
 def stale_json(report: StaleReport) -> dict[str, object]:

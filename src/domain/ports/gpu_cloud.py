@@ -123,6 +123,8 @@ class PodStatus:
     # Epoch seconds when the pod last stopped (EXITED), if the provider knows it: `ls-stale`
     # ages stopped pods from this (0.8.4 used uptimeSeconds, which is 0 for EXITED pods).
     stopped_at: float | None = None
+    # Epoch seconds when the pod was created, if known: `ls-stale` ages running pods from this.
+    created_at: float | None = None
 
     @property
     def ready(self) -> bool:

@@ -79,7 +79,7 @@ def test_stop_and_preserve_keep_the_pod_and_the_pointer(
     assert h.cloud.pod(pod).status == "RUNNING"
     assert cleanup_pointer(PointerCleanup(pointer, mode="stop"), h.deps()) == 0
     assert h.cloud.pod(pod).status == "EXITED" and pointer.exists()
-    assert f"cleanup --state-file {pointer} --mode delete" in caplog.text
+    assert f"cleanup --state-file {pointer} --pod-id {pod} --mode delete" in caplog.text
 
 
 def test_a_failed_delete_keeps_the_pointer_and_says_so(h: PodToolsHarness) -> None:
@@ -206,9 +206,12 @@ def test_ls_stale_lists_stopped_pods_with_age_from_the_stop_and_dangling_pointer
     h.pointer("gone", "vanished-pod")
     assert list_stale(provider="local", as_json=False, deps=h.deps()) == 0
     rows = {line.split()[0]: line.split() for line in h.lines if line.strip()}
-    assert rows[old][2:4] == ["50", "2d03h"]
-    assert rows["TOTAL"][:5] == ["TOTAL", "2", "stopped", "pod(s)", "60"]
-    assert len([r for r in rows if r.startswith("fakepod")]) == 2  # not the running one
+    assert rows[old][2:5] == ["EXITED", "50", "2d03h"]
+    assert rows["TOTAL"][:6] == ["TOTAL", "2", "stopped,", "1", "running", "80"]
+    # Running pods are listed too (issue 7 item 7): all three, each with its release command.
+    assert len([r for r in rows if r.startswith("fakepod")]) == 3
+    releases = [line for line in h.lines if line.startswith("release ")]
+    assert len(releases) == 3 and all("--pod-id fakepod" in line for line in releases)
     assert any("vanished-pod" in line for line in h.lines)
 
 
@@ -238,7 +241,7 @@ def _cli(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["cleanup"], "exactly one of --state-file, --config or --all-stopped"),
+        (["cleanup"], "exactly one of --state-file, --config, --pod-id or --all-stopped"),
         (["cleanup", "--state-file", "x", "--all-stopped"], "got --state-file, --all-stopped"),
         (["cleanup", "--all-stopped", "--mode", "stop"], "--all-stopped only deletes"),
         (["cleanup", "--state-file", "x", "--all-owners"], "--all-owners goes with"),
@@ -266,7 +269,7 @@ def test_cli_cleanup_state_file_and_ls_stale(
     code, out, err = _cli(h, ["cleanup", "--state-file", str(pointer)], capsys)
     assert code == 0 and out == "" and f"pod {pod} deleted" in err
     code, out, err = _cli(h, ["ls-stale", "--provider", "local"], capsys)
-    assert code == 0 and out == "" and "no stopped pods" in err
+    assert code == 0 and out == "" and "no pods left" in err
 
 
 def test_cli_bulk_reads_the_answer_from_stdin(

@@ -141,15 +141,17 @@ def test_age_counts_from_the_stop_and_cost_is_per_gb_month() -> None:
         _pod("live", "d", status="RUNNING"),
     ]
     report = stale_report(pods=pods, pointers={}, provider="runpod", now=NOW, usd_per_gb_month=0.10)
-    assert [p.pod_id for p in report.pods] == ["old", "new", "unknown"]
-    assert [format_age(p.age_sec) for p in report.pods] == ["3d04h", "1m", "?"]
+    # Stopped first (oldest first), then the running ones (issue 7 item 7: they bill most).
+    assert [p.pod_id for p in report.pods] == ["old", "new", "unknown", "live"]
+    assert [format_age(p.age_sec) for p in report.pods] == ["3d04h", "1m", "?", "?"]
     assert report.pods[0].usd_per_month == 5.0
     assert abs(report.pods[0].usd_per_day - 5.0 / 30) < 1e-9
-    assert report.total_gb == 60
-    assert abs(report.total_per_month - 6.0) < 1e-9
+    live = report.pods[3]
+    assert live.status == "RUNNING"
+    assert report.total_gb == 60 + (live.volume_gb or 0)
     table = stale_table(report)
-    assert table[0].split() == ["POD_ID", "NAME", "GB", "STOPPED", "$/DAY", "$/MO"]
-    assert table[-1].split()[:2] == ["TOTAL", "3"] and table[-1].split()[-1] == "6.00"
+    assert table[0].split() == ["POD_ID", "NAME", "STATUS", "GB", "AGE", "$/DAY", "$/MO"]
+    assert table[-1].split()[:5] == ["TOTAL", "3", "stopped,", "1", "running"]
 
 
 def test_names_are_cut_at_40_characters() -> None:
@@ -249,3 +251,42 @@ def test_forecast_prefers_the_provider_price_and_reports_the_first_limit() -> No
     expensive = forecast(candidate=Candidate("G", "D", None, 20.0), budget=budget)
     assert expensive.stops_after_sec == 1800  # the cap at $20/h: 30 minutes
     assert any("runtime at cap" in line for line in expensive.lines())
+
+
+def test_running_pods_are_listed_with_age_from_creation_and_gpu_cost() -> None:
+    """Issue 7 item 7: a run killed during monitor leaves a RUNNING pod; ls-stale hid it."""
+    running = PodStatus(
+        pod_id="r1",
+        name="job-x",
+        desired_status="RUNNING",
+        volume_gb=30,
+        cost_per_hour_usd=0.5,
+        created_at=NOW - 2 * 3600,
+    )
+    report = stale_report(
+        pods=[running], pointers={}, provider="runpod", now=NOW, usd_per_gb_month=0.10
+    )
+    (row,) = report.pods
+    assert (row.status, format_age(row.age_sec)) == ("RUNNING", "2h00m")
+    assert abs(row.usd_per_day - (12.0 + 0.1)) < 1e-9  # the GPU by the hour + its disk
+    assert row.release == "runpod-deploy cleanup --pod-id r1 --provider runpod --mode delete"
+
+
+def test_a_pointer_written_before_create_finds_its_pod_by_name() -> None:
+    """A crash between create and the pointer update: the pointer names the pod's unique name."""
+    pointers = {
+        "/s/runs/1.json": {"pod_id": None, "pod_name": "job-1", "provider": "local"},
+        "/s/runs/2.json": {"pod_id": None, "pod_name": "job-2", "provider": "local"},
+        "/s/cfg.json": {"pod_id": "p1", "provider": "local"},
+        "/s/runs/0.json": {"pod_id": "p1", "provider": "local"},
+    }
+    pods = [_pod("p1", "job-0", status="RUNNING"), _pod("p2", "job-1", status="RUNNING")]
+    report = stale_report(
+        pods=pods, pointers=pointers, provider="local", now=NOW, usd_per_gb_month=0
+    )
+    rows = {p.pod_id: p for p in report.pods}
+    # The per-run pointer wins over the config's shared one: it only ever names its own pod.
+    assert rows["p1"].state_file == "/s/runs/0.json"
+    assert rows["p2"].state_file == "/s/runs/1.json"
+    assert "--state-file /s/runs/1.json --pod-id p2" in rows["p2"].release
+    assert [d.state_file for d in report.dangling] == ["/s/runs/2.json"]

@@ -89,27 +89,32 @@ class LocalGpuCloud:
     def create_pod(self, request: PodRequest) -> PodHandle:
         pod_id = self._new_id()
         paths = LocalPodPaths(self._root, pod_id, request.volume_mount)
+        if paths.pod_dir.exists():
+            raise PortError(f"local pod directory already exists: {paths.pod_dir}")
+        # Built under a hidden name and renamed into place: a process killed half-way leaves
+        # no pod directory without its pod.json (list_pods could not see such a "pod").
+        staging = LocalPodPaths(self._root, f".creating-{pod_id}", request.volume_mount)
         try:
-            paths.workspace.mkdir(parents=True, exist_ok=False)
-        except FileExistsError:
-            raise PortError(f"local pod directory already exists: {paths.pod_dir}") from None
+            staging.workspace.mkdir(parents=True, exist_ok=False)
+            self._write(
+                staging,
+                {
+                    "pod_id": pod_id,
+                    "name": request.name,
+                    "desired_status": POD_RUNNING,
+                    "gpu_id": request.gpu_id,
+                    "gpu_count": request.gpu_count,
+                    "datacenter_id": request.datacenter_id,
+                    "image": request.image,
+                    "volume_mount": request.volume_mount,
+                    "volume_gb": request.volume_gb,
+                    "created_at": time.time(),
+                },
+            )
+            os.rename(staging.pod_dir, paths.pod_dir)
         except OSError as exc:
+            shutil.rmtree(staging.pod_dir, ignore_errors=True)
             raise PortError(f"cannot create {paths.pod_dir}: {exc.strerror or exc}") from None
-        self._write(
-            paths,
-            {
-                "pod_id": pod_id,
-                "name": request.name,
-                "desired_status": POD_RUNNING,
-                "gpu_id": request.gpu_id,
-                "gpu_count": request.gpu_count,
-                "datacenter_id": request.datacenter_id,
-                "image": request.image,
-                "volume_mount": request.volume_mount,
-                "volume_gb": request.volume_gb,
-                "created_at": time.time(),
-            },
-        )
         return PodHandle(pod_id=pod_id, name=request.name)
 
     def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
@@ -120,6 +125,8 @@ class LocalGpuCloud:
             return []
         found = []
         for entry in sorted(self._root.iterdir()):
+            if entry.name.startswith("."):
+                continue  # a pod being created (see create_pod)
             try:
                 pod = self.get_pod(entry.name)
             except NotFound:

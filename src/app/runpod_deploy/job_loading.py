@@ -16,11 +16,11 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.documents import SourceDocument
-from pegboard.domain.errors import UsageError
+from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
+from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
 from pegboard.domain.gpujob.spec import JobSpec
-from pegboard.domain.gpujob.spec_validation import parse_job_spec
+from pegboard.domain.gpujob.spec_validation import local_path_problem, parse_job_spec
 from pegboard.domain.gpujob.templates import (
     RenderedJob,
     make_builtins,
@@ -66,9 +66,36 @@ def load_job(
         run_stamp=run_dir_name(now, unique_suffix),
     )
     job = render_job(spec, cli_vars=cli_vars, builtins=builtins, document=document)
+    _check_local_paths(document, spec, job)
     overridden = cost_cap_usd is not None or max_runtime_minutes is not None
     budget = check_budget(spec, document=document, overridden=overridden)
     return LoadedJob(document=document, spec=spec, job=job, budget=budget)
+
+
+def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob) -> None:
+    """Refuse local paths no file system can hold: `run` writes them after the pod exists."""
+    checks: list[tuple[KeyPath, str, str]] = [
+        (
+            ("state_file",) if spec.state_file is not None else ("name",),
+            job.state_file,
+            "the state file",
+        ),
+        (("local", "project_root"), job.run_dir, "the run directory"),
+    ]
+    problems = []
+    for path, value, what in checks:
+        reason = local_path_problem(value)
+        if reason is not None:
+            problems.append(
+                ConfigProblem(
+                    source=document.source,
+                    line=document.line_of(path),
+                    path=format_key_path(path),
+                    message=f"{what} {value[:80]}... cannot be created: {reason}",
+                )
+            )
+    if problems:
+        raise ConfigError(problems)
 
 
 def merge_cli_vars(

@@ -279,7 +279,9 @@ def monitor(
                     stream.close()
                     stream = None
                 if pod_gone():
-                    raise PhaseFailed(f"the pod is gone (deleted outside this run): {exc}") from None
+                    raise PhaseFailed(
+                        f"the pod is gone (deleted outside this run): {exc}"
+                    ) from None
                 trouble_since = now if trouble_since is None else trouble_since
                 if now - trouble_since >= timing.lost_contact_after_sec:
                     raise PhaseFailed(

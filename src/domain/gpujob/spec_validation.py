@@ -450,8 +450,34 @@ _CLASS_RULES: dict[type, Callable[[Any], list[tuple[KeyPath, str]]]] = {
 }
 
 
+# Linux limits on one file name and on a whole path, in bytes (NAME_MAX, PATH_MAX - 1).
+NAME_MAX_BYTES = 255
+PATH_MAX_BYTES = 4095
+
+
+def local_path_problem(path: str) -> str | None:
+    """Why no file system could create this local path (too long), or None.
+
+    `run` writes the state file and the run directory after the pod exists, so `validate`
+    and `run` refuse such a path before anything is created (issue 7 item 8).
+    """
+    if len(path.encode(errors="surrogateescape")) > PATH_MAX_BYTES:
+        return f"the path is longer than {PATH_MAX_BYTES} bytes"
+    for part in path.split("/"):
+        size = len(part.encode(errors="surrogateescape"))
+        if size > NAME_MAX_BYTES:
+            return f"the file name {part[:40]!r}... is {size} bytes; the limit is {NAME_MAX_BYTES}"
+    return None
+
+
 RESERVED_VARIABLES = frozenset(
     {"config_dir", "project_root", "run_dir", "volume_mount", "run_id", "job_name"}
 )
 
-__all__ = ["RESERVED_VARIABLES", "RuleViolations", "SpecValueError", "parse_job_spec"]
+__all__ = [
+    "RESERVED_VARIABLES",
+    "RuleViolations",
+    "SpecValueError",
+    "local_path_problem",
+    "parse_job_spec",
+]

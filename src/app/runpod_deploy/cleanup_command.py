@@ -132,7 +132,12 @@ def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
             f"--pod-id {expected} --provider {provider}"
         )
     return _release(
-        request, cloud, pod_id=pod_id, provider=provider, pointers=_pointers_of(path, pointer)
+        request,
+        cloud,
+        pod_id=pod_id,
+        provider=provider,
+        pointers=_pointers_of(path, pointer),
+        pod_name=pod_name,
     )
 
 
@@ -177,6 +182,7 @@ def _release(
     pod_id: str,
     provider: str,
     pointers: list[Path],
+    pod_name: str | None = None,
 ) -> int:
     path = request.state_file or "no state file"
     dry = "[dry-run] " if request.dry_run else ""
@@ -187,7 +193,7 @@ def _release(
         if request.dry_run:
             logger.info("[dry-run] would remove the state file(s) naming it")
         else:
-            _unlink_all(pointers, pod_id)
+            _unlink_all(pointers, pod_id, pod_name)
         return EXIT_OK
     logger.info("%spod %s (%s, %s): %s", dry, pod_id, status.name, provider, status.desired_status)
     if request.mode == "preserve":
@@ -211,14 +217,17 @@ def _release(
         raise PortError(
             f"pod {pod_id} is still listed ({after}) after delete; {path} still names it"
         )
-    _unlink_all(pointers, pod_id)
+    _unlink_all(pointers, pod_id, pod_name)
     logger.info("pod %s deleted; disk released; its state file(s) removed", pod_id)
     return EXIT_OK
 
 
-def _unlink_all(pointers: list[Path], pod_id: str) -> None:
+def _unlink_all(pointers: list[Path], pod_id: str, pod_name: str | None) -> None:
+    """Each pointer that still names the pod: by id, or (written before create) by name."""
     for pointer in pointers:
-        if unlink_pointer_if_names(pointer, pod_id):
+        if unlink_pointer_if_names(pointer, pod_id) or (
+            pod_name is not None and unlink_pointer_if_names(pointer, None, pod_name=pod_name)
+        ):
             logger.info("removed the state file %s", pointer)
 
 

@@ -1,0 +1,184 @@
+"""Issue 7 items 6, 8, 9 in the use case (fakes): a pointer of its own per run, written before
+create; release commands that can only touch their pod; local writes proven before create; a
+pod deleted underneath a run noticed at once and recorded as gone."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.gpujob_run import RunHarness
+from helpers.pod_tools import PodToolsHarness
+from pegboard.adapters.fakes import FakeClock, FakeJob
+from pegboard.adapters.yaml_documents import read_yaml_document
+from pegboard.app.runpod_deploy.cleanup_command import PointerCleanup, cleanup_pointer
+from pegboard.app.runpod_deploy.job_loading import load_job
+from pegboard.app.runpod_deploy.phases import PhaseFailed, Timing, job_paths, monitor
+from pegboard.app.runpod_deploy.run_records import write_json_atomic
+from pegboard.domain.errors import ConfigError, NotFound, Transient, UsageError
+from pegboard.domain.gpujob.plan import RunBudget
+from pegboard.domain.gpujob.spec_validation import local_path_problem
+
+NEW_YEAR = datetime(2026, 1, 1, tzinfo=UTC)
+GOOD_JOB = FakeJob(output=[(0.0, b"training\n"), (1.0, b"ALL_DONE\n")], exit_code=0)
+FAILING_JOB = FakeJob(output=[(0.0, b"boom\n")], exit_code=3)
+
+
+def _run_pointers(h: RunHarness) -> dict[str, dict[str, Any]]:
+    directory = h.root / "home" / ".runpod-deploy" / "state" / "runs"
+    return {str(p): json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
+
+
+def test_item6_every_run_has_its_own_pointer_and_release_command(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    hexes = iter(["aaaa01", "aaaa02"])
+    h.host.script_job(FAILING_JOB)
+    failed = h.run(deps={"random_hex": lambda: next(hexes)})
+    first = h.manifest(failed)
+    assert failed.exit_code == 1 and first["lifecycle_action"] == "stop"
+    h.host.script_job(GOOD_JOB)
+    h.host.put("/workspace/out/result.json", b"{}")
+    succeeded = h.run(deps={"random_hex": lambda: next(hexes)})
+    assert succeeded.exit_code == 0
+    # The successful run removed only its own pointers: the failed run's pod is still named.
+    (path, pointer), *others = _run_pointers(h).items()
+    assert others == [] and pointer["pod_id"] == first["pod_id"]
+    assert pointer["lifecycle_action"] == "stop" and pointer["run_dir"] == first["run_dir"]
+    assert f"--state-file {path} --pod-id {first['pod_id']} --mode delete" in first["left_behind"]
+
+
+def test_item6_a_release_command_refuses_a_pointer_that_names_another_pod(
+    tmp_path: Path,
+) -> None:
+    tools = PodToolsHarness(tmp_path)
+    mine, theirs = tools.pod("job-a", stopped=True), tools.pod("job-b", stopped=False)
+    shared = tools.pointer("shared", theirs)  # a later run of the config took it over
+    with pytest.raises(UsageError, match=f"names pod {theirs}, not --pod-id {mine}"):
+        cleanup_pointer(PointerCleanup(shared, expect_pod_id=mine), tools.deps())
+    assert tools.live_ids() == {mine, theirs}
+    assert cleanup_pointer(PointerCleanup(shared, expect_pod_id=theirs), tools.deps()) == 0
+    assert tools.live_ids() == {mine} and not shared.exists()
+
+
+def test_a_pointer_written_before_create_releases_its_pod_by_name(tmp_path: Path) -> None:
+    """A crash between create and the pointer update: the pointer names the pod's unique name."""
+    tools = PodToolsHarness(tmp_path)
+    pod = tools.pod("job-20260517T120000.000000Z-aaaa01", stopped=False)
+    other = tools.pod("job-20260517T120000.000000Z-aaaa02", stopped=False)
+    intent = tools.home / "intent.json"
+    name = "job-20260517T120000.000000Z-aaaa01"
+    write_json_atomic(intent, {"pod_id": None, "pod_name": name, "provider": "local"})
+    assert cleanup_pointer(PointerCleanup(intent, expect_pod_id=pod), tools.deps()) == 0
+    assert tools.live_ids() == {other} and not intent.exists()
+
+
+def test_the_run_pointer_exists_before_create(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    seen: list[dict[str, Any]] = []
+    create = h.cloud.create_pod
+
+    def spy(request: Any) -> Any:
+        seen.extend(_run_pointers(h).values())
+        return create(request)
+
+    h.cloud.create_pod = spy  # type: ignore[method-assign]
+    h.host.script_job(GOOD_JOB)
+    h.host.put("/workspace/out/result.json", b"{}")
+    assert h.run().exit_code == 0
+    (intent,) = seen
+    assert intent["pod_id"] is None and intent["status"] == "CREATING"
+    assert intent["pod_name"].startswith("fakejob-") and intent["provider"] == "fake"
+    assert _run_pointers(h) == {}  # deleted pod: both pointers gone
+
+
+# --- item 8 ------------------------------------------------------------------------------------
+
+
+def test_item8_a_file_name_longer_than_name_max_is_a_problem() -> None:
+    assert local_path_problem("/a/" + "n" * 255) is None
+    assert "256 bytes" in (local_path_problem("/a/" + "n" * 256) or "")
+    assert local_path_problem("/" + "a/" * 2100) is not None
+
+
+def test_item8_load_job_refuses_a_name_whose_state_file_cannot_exist(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path, config={"name": "n" * 300, "state_file": None})
+    with pytest.raises(ConfigError) as raised:
+        load_job(
+            config_path=h.config_path,
+            read_document=read_yaml_document,
+            cli_vars={},
+            home=str(tmp_path / "home"),
+            now=NEW_YEAR,
+            unique_suffix="abcd",
+        )
+    assert raised.value.problems[0].path == "name"
+
+
+def test_item8_an_unwritable_state_file_fails_the_run_before_create(tmp_path: Path) -> None:
+    (tmp_path / "not-a-dir").write_text("")
+    h = RunHarness(tmp_path, config={"state_file": str(tmp_path / "not-a-dir" / "state.json")})
+    result = h.run()
+    manifest = h.manifest(result)
+    assert result.exit_code == 1 and manifest["failure_phase"] == "validate"
+    assert "no pod was created" in manifest["failure_reason"]
+    assert h.cloud.pods == {}
+
+
+# --- item 9 ------------------------------------------------------------------------------------
+
+
+class _DeadShell:
+    """A shell whose pod is gone: every call fails like a broken connection."""
+
+    def follow(self, *args: Any, **kwargs: Any) -> Any:
+        raise Transient("connection refused")
+
+    def detached_status(self, **kwargs: Any) -> Any:
+        raise Transient("connection refused")
+
+
+def test_item9_monitor_ends_at_once_when_the_pod_is_gone(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    job = load_job(
+        config_path=h.config_path,
+        read_document=read_yaml_document,
+        cli_vars={},
+        home=str(tmp_path / "home"),
+        now=NEW_YEAR,
+        unique_suffix="abcd",
+    ).job
+    clock = FakeClock()
+    with pytest.raises(PhaseFailed, match="the pod is gone"):
+        monitor(
+            _DeadShell(),  # type: ignore[arg-type]
+            job.run,
+            job_paths(job.run),
+            budget=RunBudget(
+                started_at=0.0,
+                cost_cap_usd=100.0,
+                price_per_hour_usd=1.0,
+                price_source="assumed_rate",
+                max_runtime_sec=None,
+            ),
+            clock=clock,
+            timing=Timing(),
+            job_output=lambda _b: None,
+            emit=lambda *a, **k: None,
+            pod_gone=lambda: True,
+        )
+    assert clock.monotonic() < 1.0  # not after lost_contact_after_sec (120 s)
+
+
+def test_item9_a_pod_gone_at_the_lifecycle_is_terminated_not_still_there(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    h.host.script_job(FAILING_JOB)
+    h.cloud.fail_next("stop_pod", NotFound("no such pod"))
+    result = h.run()
+    manifest = h.manifest(result)
+    assert result.exit_code == 1
+    assert manifest["pod_final_state"] == "TERMINATED" and manifest["left_behind"] is None
+    assert _run_pointers(h) == {} and h.pointer() is None

@@ -189,7 +189,9 @@ def test_item8_an_unwritable_state_directory_fails_the_run_before_create(
 
 def test_item9_a_pod_deleted_underneath_the_run_ends_it_at_once(deploy: LocalDeploy) -> None:
     body = "echo started > {volume_mount}/started; echo working; sleep 600"
-    config = deploy.config("failing", run={**_run_of(deploy.project / "failing.yaml"), "body": body})
+    config = deploy.config(
+        "failing", run={**_run_of(deploy.project / "failing.yaml"), "body": body}
+    )
     proc = deploy.start(config)
     deadline = time.monotonic() + 60  # a hang guard
     while not list(deploy.pods.glob("*/fs/workspace/started")):

@@ -21,7 +21,6 @@ from pegboard.app.runpod_deploy.phases import PhaseFailed, Timing, job_paths, mo
 from pegboard.app.runpod_deploy.run_records import write_json_atomic
 from pegboard.domain.errors import ConfigError, NotFound, Transient, UsageError
 from pegboard.domain.gpujob.plan import RunBudget
-from pegboard.domain.gpujob.spec_validation import local_path_problem
 
 NEW_YEAR = datetime(2026, 1, 1, tzinfo=UTC)
 GOOD_JOB = FakeJob(output=[(0.0, b"training\n"), (1.0, b"ALL_DONE\n")], exit_code=0)
@@ -99,6 +98,8 @@ def test_the_run_pointer_exists_before_create(tmp_path: Path) -> None:
 
 
 def test_item8_a_file_name_longer_than_name_max_is_a_problem() -> None:
+    from pegboard.domain.gpujob.spec_validation import local_path_problem
+
     assert local_path_problem("/a/" + "n" * 255) is None
     assert "256 bytes" in (local_path_problem("/a/" + "n" * 256) or "")
     assert local_path_problem("/" + "a/" * 2100) is not None

@@ -39,19 +39,24 @@ def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
 
 
 def prove_writable(path: Path) -> None:
-    """Raise OSError unless a file of exactly this name can be created in its directory.
+    """Raise OSError unless a file with a name as long as this one can be created beside it.
 
     Done before a pod exists for every file a run writes after create (the pod pointers), so
     a name too long for the file system or a read-only directory fails the run while there is
-    nothing to leak. An existing file is left as it is.
+    nothing to leak. The probe has its own name: never the target, which a concurrent run of
+    the same config may be writing at this moment.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        with path.open("a"):
-            return
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
-    path.unlink()
+    for _ in range(8):
+        probe = path.with_name(("." + secrets.token_hex(128))[: max(len(path.name), 9)])
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        probe.unlink()
+        return
+    raise FileExistsError(f"cannot find a free probe name beside {path}")
 
 
 class RunRecorder:

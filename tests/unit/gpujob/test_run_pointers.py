@@ -183,3 +183,18 @@ def test_item9_a_pod_gone_at_the_lifecycle_is_terminated_not_still_there(tmp_pat
     assert result.exit_code == 1
     assert manifest["pod_final_state"] == "TERMINATED" and manifest["left_behind"] is None
     assert _run_pointers(h) == {} and h.pointer() is None
+
+
+def test_proving_a_pointer_writable_never_touches_the_pointer(tmp_path: Path) -> None:
+    """Sibling: probing the config's state file itself raced a concurrent run of the same
+    config (the probe's unlink removed the pointer that run had just written)."""
+    from pegboard.app.runpod_deploy.run_records import prove_writable
+
+    target = tmp_path / "state" / "job.json"
+    prove_writable(target)
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    write_json_atomic(target, {"pod_id": "p"})
+    prove_writable(target)
+    assert json.loads(target.read_text()) == {"pod_id": "p"}
+    with pytest.raises(OSError):
+        prove_writable(tmp_path / "state" / ("n" * 256))

@@ -195,7 +195,8 @@ class LocalGpuCloud:
         return data
 
     def _write(self, paths: LocalPodPaths, meta: dict[str, Any]) -> None:
-        tmp = paths.meta_file.with_suffix(".json.tmp")
+        # A temp name of its own: two processes updating one pod never share a half file.
+        tmp = paths.meta_file.with_name(f".pod.json.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         tmp.write_text(json.dumps(meta, indent=2) + "\n")
         os.replace(tmp, paths.meta_file)
 

@@ -222,6 +222,16 @@ def _release(
     return EXIT_OK
 
 
+def _status_after_delete(cloud: GpuCloud, pod_id: str) -> str:
+    """TERMINATED once the provider no longer has the pod; otherwise what it reports."""
+    try:
+        return cloud.get_pod(pod_id).desired_status
+    except NotFound:
+        return POD_TERMINATED
+    except PortError as exc:
+        return f"unknown: {exc}"
+
+
 def _unlink_all(pointers: list[Path], pod_id: str, pod_name: str | None) -> None:
     """Each pointer that still names the pod: by id, or (written before create) by name."""
     for pointer in pointers:
@@ -323,6 +333,11 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
         except PortError as exc:
             failures.append(f"{pod.pod_id}: {exc}")
             logger.error("delete of pod %s failed: %s", pod.pod_id, exc)
+            continue
+        after = _status_after_delete(cloud, pod.pod_id)
+        if after != POD_TERMINATED:  # its pointers stay until it is confirmed gone
+            failures.append(f"{pod.pod_id}: still listed ({after}) after delete")
+            logger.error("pod %s is still listed (%s) after delete", pod.pod_id, after)
             continue
         logger.info("deleted pod %s (%s)", pod.pod_id, pod.name)
         for path, data in pointers.items():

@@ -32,7 +32,7 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .job_loading import LoadedJob, merge_cli_vars
 from .phases import job_paths
-from .pod_tools import PodToolDeps, load_config, read_pointer, tool_deps
+from .pod_tools import PodToolDeps, backend_for_pointer, load_config, read_pointer, tool_deps
 from .run_command import sigterm_as_interrupt
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def tail_logs(request: LogsRequest, deps: PodToolDeps) -> int:
     pod_id = pointer_pod_id(pointer) if pointer is not None else None
     if pointer is None or pod_id is None:
         raise NotFound(f"no pod to read: no state file naming a pod at {state_file}")
-    backend = deps.backend_for(pointer_provider(pointer))
+    backend = backend_for_pointer(deps, pointer_provider(pointer), pointer)
     run_dir = pointer.get("run_dir")
     try:
         status = backend.cloud.get_pod(pod_id)

@@ -198,3 +198,44 @@ def test_proving_a_pointer_writable_never_touches_the_pointer(tmp_path: Path) ->
     assert json.loads(target.read_text()) == {"pod_id": "p"}
     with pytest.raises(OSError):
         prove_writable(tmp_path / "state" / ("n" * 256))
+
+
+def test_a_local_pointer_is_cleaned_up_under_the_pods_root_it_records(tmp_path: Path) -> None:
+    """Sibling: the local provider's pointer did not record its pods root, so cleanup under
+    another PEGBOARD_LOCAL_PODS_ROOT said "already gone", dropped the pointer, leaked the pod."""
+    from pegboard.app.runpod_deploy.container import _backend_at_selector
+
+    asked: list[str] = []
+
+    def backend_for(provider: str) -> Any:
+        asked.append(provider)
+        raise AssertionError("the recorded pods root must win")
+
+    backend_at = _backend_at_selector(backend_for)
+    backend = backend_at("local", {"pods_root": str(tmp_path / "recorded")})
+    assert backend.cloud.pods_root == tmp_path / "recorded"  # type: ignore[attr-defined]
+    assert backend.locator == {"pods_root": str(tmp_path / "recorded")}
+    assert asked == []
+
+
+def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    h.host.script_job(FAILING_JOB)
+    from pegboard.app.runpod_deploy.run_job import Backend
+
+    result = h.run(
+        deps={
+            "backend_for": lambda provider: Backend(
+                cloud=h.cloud,
+                open_shell=h.open_shell,
+                open_sync=lambda s: h.sync,
+                locator={"pods_root": "/somewhere"},
+            )
+        }
+    )
+    assert result.exit_code == 1
+    (run_pointer,) = _run_pointers(h).values()
+    config_pointer = h.pointer()
+    assert config_pointer is not None
+    for pointer in (run_pointer, config_pointer):
+        assert pointer["pods_root"] == "/somewhere" and pointer["lifecycle_action"] == "stop"

@@ -9,8 +9,10 @@ command it prints, while a second run of the same config holds a running pod.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -194,13 +196,22 @@ def test_item9_a_pod_deleted_underneath_the_run_ends_it_at_once(deploy: LocalDep
     )
     proc = deploy.start(config)
     deadline = time.monotonic() + 60  # a hang guard
-    while not list(deploy.pods.glob("*/fs/workspace/started")):
+    while not (
+        list(deploy.pods.glob("*/fs/workspace/started")) and list(deploy.pods.glob("*/procs/*"))
+    ):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.01)
     (pod_id,) = deploy.pod_ids()
-    gone = deploy.cli("cleanup", "--pod-id", pod_id, "--provider", "local")
-    assert gone.returncode == 0, gone.stderr.decode()
-    out, err = proc.communicate(timeout=60)
+    # Deleted outside the tool (its directory removed; the job's processes outlive it here, so
+    # the run can only learn it from the provider, not from the script dying).
+    groups = [int(p.name) for p in (deploy.pods / pod_id / "procs").iterdir()]
+    shutil.rmtree(deploy.pods / pod_id)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
     assert proc.returncode == 1
     manifest = _manifest(out)
     assert "gone" in manifest["failure_reason"] and "lost contact" not in manifest["failure_reason"]

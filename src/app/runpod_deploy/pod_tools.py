@@ -33,6 +33,8 @@ from .run_records import RUN_POINTERS_SUBDIR, PodPointer, state_dir
 logger = logging.getLogger(__name__)
 
 PROVIDERS = ("runpod", "local")
+# 0.8.4's one state file for every config (its default `state_file`): still read, never written.
+LEGACY_STATE_FILE = ".runpod-deploy-current"
 
 
 def _stdout_line(line: str) -> None:
@@ -107,14 +109,14 @@ def read_pointer(path: Path) -> dict[str, Any] | None:
 
 
 def user_pointers(home: str) -> dict[str, dict[str, Any]]:
-    """Every readable state file under the state directory that names a pod."""
+    """Every readable state file of this user that names a pod: the state directory, its
+    `runs/`, and 0.8.4's `~/.runpod-deploy-current`."""
     directory = state_dir(home)
-    if not directory.is_dir():
-        return {}
     found = {}
-    paths = sorted(directory.glob("*.json")) + sorted(
-        (directory / RUN_POINTERS_SUBDIR).glob("*.json")
-    )
+    paths = [Path(home) / LEGACY_STATE_FILE]
+    if directory.is_dir():
+        paths += sorted(directory.glob("*.json"))
+        paths += sorted((directory / RUN_POINTERS_SUBDIR).glob("*.json"))
     for path in paths:
         data = read_pointer(path)
         if data is not None and (pointer_pod_id(data) or pointer_pod_name(data)):

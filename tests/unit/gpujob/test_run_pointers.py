@@ -239,3 +239,15 @@ def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) ->
     assert config_pointer is not None
     for pointer in (run_pointer, config_pointer):
         assert pointer["pods_root"] == "/somewhere" and pointer["lifecycle_action"] == "stop"
+
+
+def test_the_084_single_state_file_is_still_read(tmp_path: Path) -> None:
+    """0.8.4 kept one pointer for every config at ~/.runpod-deploy-current: ls-stale and bulk
+    cleanup must still see the pod it names."""
+    from pegboard.app.runpod_deploy.pod_tools import user_pointers
+
+    home = tmp_path / "home"
+    home.mkdir()
+    legacy = home / ".runpod-deploy-current"
+    legacy.write_text(json.dumps({"pod_id": "abc", "gpu_id": "G", "image": "i"}))
+    assert user_pointers(str(home)) == {str(legacy): json.loads(legacy.read_text())}

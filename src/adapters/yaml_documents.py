@@ -3,6 +3,10 @@
 Generic: knows nothing about squarepeg or runpod-deploy. Rules every caller gets:
 - an empty file is `{}`; the top level must be a mapping;
 - duplicate keys in one mapping are an error (PyYAML silently keeps the last one);
+- hostile input is refused before it is built (pegboard.domain.input_limits): more than
+  MAX_CONFIG_BYTES, not UTF-8 or a NUL byte, nesting deeper than MAX_NESTING_DEPTH, more than
+  MAX_YAML_VALUES values once aliases are expanded (an alias bomb), an anchor inside itself,
+  an integer longer than MAX_INTEGER_DIGITS;
 - every failure is a ConfigError naming the file, and the line when it is known.
 """
 
@@ -14,14 +18,54 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pegboard.adapters.bounded_files import read_bounded_bytes
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
+from pegboard.domain.input_limits import (
+    MAX_CONFIG_BYTES,
+    MAX_NESTING_DEPTH,
+    MAX_YAML_VALUES,
+    InputRejected,
+    check_integer_literal,
+    decode_text,
+)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+class _LimitExceeded(yaml.MarkedYAMLError):
+    """A limit hit while composing or constructing, with the line where it was hit."""
 
 
 class _DocumentLoader(yaml.SafeLoader):
-    """SafeLoader; a separate class so nothing we add leaks into yaml.SafeLoader itself."""
+    """SafeLoader that refuses nesting past MAX_NESTING_DEPTH while composing (PyYAML's
+    composer recurses once per level, so a deep document would otherwise exhaust the stack)
+    and integers past MAX_INTEGER_DIGITS; a separate class so nothing leaks into SafeLoader."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING_DEPTH:
+                raise _LimitExceeded(
+                    problem=f"nested more than {MAX_NESTING_DEPTH} levels deep",
+                    problem_mark=self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+    def construct_bounded_int(self, node: ScalarNode) -> Any:
+        try:
+            check_integer_literal(str(node.value))
+        except InputRejected as exc:
+            raise _LimitExceeded(problem=str(exc), problem_mark=node.start_mark) from None
+        return self.construct_yaml_int(node)
+
+
+_DocumentLoader.add_constructor(_INT_TAG, _DocumentLoader.construct_bounded_int)
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -38,23 +82,35 @@ def read_yaml_document(path: Path) -> SourceDocument:
     """Parse one YAML file; raise ConfigError for a missing, unreadable or malformed file."""
     source = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_bounded_bytes(path, limit=MAX_CONFIG_BYTES)
     except FileNotFoundError:
         raise _error(source, "no such file") from None
     except IsADirectoryError:
         raise _error(source, "is a directory, not a file") from None
     except OSError as exc:
         raise _error(source, f"cannot read: {exc.strerror or exc}") from None
+    except InputRejected as exc:
+        raise _error(source, str(exc)) from None
     return parse_yaml_document(raw, source=source)
 
 
 def parse_yaml_document(text: str | bytes, *, source: str) -> SourceDocument:
     """Parse YAML text as if it were the file `source` (used by read_yaml_document and tests)."""
-    loader = _DocumentLoader(text)
+    try:
+        if isinstance(text, bytes):
+            text = decode_text(text)
+        elif len(text) > MAX_CONFIG_BYTES:
+            raise InputRejected(f"longer than {MAX_CONFIG_BYTES} characters")
+        loader = _DocumentLoader(text)
+    except InputRejected as exc:
+        raise _error(source, str(exc)) from None
+    except yaml.YAMLError as exc:  # a character YAML does not allow (control characters)
+        raise _error(source, f"not YAML text: {exc}".splitlines()[0]) from None
     try:
         root = loader.get_single_node()
         if root is None:
             return SourceDocument(source=source, data={}, lines={})
+        _check_expanded_size(root)
         lines: dict[KeyPath, int] = {(): root.start_mark.line + 1}
         _record_lines(loader, root, (), lines, source, set())
         data = loader.construct_document(root)
@@ -62,9 +118,12 @@ def parse_yaml_document(text: str | bytes, *, source: str) -> SourceDocument:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(p for p in (exc.context, exc.problem) if p) or "malformed YAML"
         line = mark.line + 1 if mark is not None else None
-        raise _error(source, f"malformed YAML: {problem}", line=line) from None
+        prefix = "" if isinstance(exc, _LimitExceeded) else "malformed YAML: "
+        raise _error(source, f"{prefix}{problem}", line=line) from None
     except yaml.YAMLError as exc:
-        raise _error(source, f"malformed YAML: {exc}") from None
+        raise _error(source, f"malformed YAML: {exc}".splitlines()[0]) from None
+    except RecursionError:  # a safety net: the limits above should make this unreachable
+        raise _error(source, f"nested more than {MAX_NESTING_DEPTH} levels deep") from None
     finally:
         loader.dispose()
     if not isinstance(data, dict):
@@ -78,6 +137,62 @@ def dump_yaml(obj: Any) -> str:
     return yaml.dump(
         obj, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
     )
+
+
+def _check_expanded_size(root: Node) -> None:
+    """Refuse a document whose aliases expand past MAX_YAML_VALUES values or
+    MAX_NESTING_DEPTH levels, or that holds itself, before anything is constructed.
+
+    Each node's expanded size and depth are computed once (post-order, iterative), so the
+    check costs the size of the file, not of the expansion.
+    """
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if children_done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            depth[key] = 1 + max((depth[id(child)] for child in children), default=0)
+            if size[key] > MAX_YAML_VALUES:
+                raise _LimitExceeded(
+                    problem=(
+                        f"more than {MAX_YAML_VALUES} values once aliases are expanded "
+                        "(an alias bomb?)"
+                    ),
+                    problem_mark=node.start_mark,
+                )
+            if depth[key] > MAX_NESTING_DEPTH:
+                raise _LimitExceeded(
+                    problem=(
+                        f"nested more than {MAX_NESTING_DEPTH} levels deep once aliases are "
+                        "expanded"
+                    ),
+                    problem_mark=node.start_mark,
+                )
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _LimitExceeded(
+                problem="an anchor is used inside itself", problem_mark=node.start_mark
+            )
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in size)
+    return None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def _record_lines(

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.app.runpod_deploy.wiring import read_config_text
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
@@ -27,6 +28,7 @@ from pegboard.domain.gpujob.templates import (
     render_job,
     run_dir_name,
 )
+from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
 
 ReadDocument = Callable[[Path], SourceDocument]
 
@@ -99,9 +101,14 @@ def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob
 
 
 def merge_cli_vars(
-    var_args: Sequence[str], vars_file: Path | None, *, read_text: Callable[[Path], str]
+    var_args: Sequence[str],
+    vars_file: Path | None,
+    *,
+    read_text: Callable[[Path], str] = read_config_text,
 ) -> dict[str, str]:
-    """`--vars-file` (a JSON object) merged with `--var K=V` (repeatable; `--var` wins)."""
+    """`--vars-file` (a JSON object) merged with `--var K=V` (repeatable; `--var` wins).
+
+    The file is read bounded and strictly decoded (pegboard.domain.input_limits)."""
     merged: dict[str, str] = {}
     if vars_file is not None:
         merged.update(_read_vars_file(vars_file, read_text))
@@ -116,11 +123,13 @@ def merge_cli_vars(
 
 def _read_vars_file(path: Path, read_text: Callable[[Path], str]) -> dict[str, str]:
     try:
-        data: Any = json.loads(read_text(path))
+        data: Any = loads_json(read_text(path))
     except FileNotFoundError:
         raise UsageError(f"--vars-file {path}: no such file") from None
     except OSError as exc:
         raise UsageError(f"--vars-file {path}: cannot read: {exc.strerror or exc}") from None
+    except InputRejected as exc:
+        raise UsageError(f"--vars-file {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--vars-file {path}: not valid JSON ({exc.msg}, line {exc.lineno})"
@@ -132,7 +141,7 @@ def _read_vars_file(path: Path, read_text: Callable[[Path], str]) -> dict[str, s
         _check_name(key, f"--vars-file {path}")
         if isinstance(value, bool):
             result[key] = "true" if value else "false"
-        elif isinstance(value, str | int | float):
+        elif isinstance(value, str) or is_finite_number(value):
             result[key] = str(value)
         else:
             raise UsageError(

@@ -107,9 +107,7 @@ def _job_of_that_run(
         home=deps.home,
         run_stamp=run_stamp,
     )
-    cli_vars = merge_cli_vars(
-        request.var_args, request.vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
-    )
+    cli_vars = merge_cli_vars(request.var_args, request.vars_file)
     return render_job(spec, cli_vars=cli_vars, builtins=builtins, document=loaded.document)
 
 

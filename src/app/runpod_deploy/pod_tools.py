@@ -159,9 +159,7 @@ def load_config(
     deps: PodToolDeps, config_path: Path, var_args: Sequence[str], vars_file: Path | None
 ) -> LoadedJob:
     """The config rendered exactly as `run` renders it (state file, log path, budget)."""
-    cli_vars = merge_cli_vars(
-        var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
-    )
+    cli_vars = merge_cli_vars(var_args, vars_file)
     return load_job(
         config_path=config_path,
         read_document=deps.read_document,

@@ -21,6 +21,7 @@ from pegboard.app.runpod_deploy.cli_options import verbosity_options
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
+from pegboard.domain.input_limits import MAX_RECORD_BYTES, InputRejected
 
 logger = logging.getLogger(__name__)
 
@@ -31,38 +32,48 @@ RUNS_SUBDIR = Path("artifacts") / "runpod"
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:
-    """A manifest file, or a run directory holding one; None (with a warning) if unreadable."""
+    """A manifest file, or a run directory holding one; None (with a one-line warning) if
+    unreadable, malformed or past a limit (docs/runpod-deploy/records.md)."""
     if path.is_dir():
         path = path / MANIFEST_FILENAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return forensics.parse_manifest(_read_record(path))
     except FileNotFoundError:
         logger.warning("manifest not found: %s", path)
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
+        logger.warning("cannot read manifest %s: %s", path, exc.strerror or exc)
+        return None
+    except InputRejected as exc:
         logger.warning("cannot parse manifest %s: %s", path, exc)
         return None
-    if not isinstance(data, dict):
-        logger.warning("manifest %s is a JSON %s, not an object", path, type(data).__name__)
-        return None
-    return data
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """events.jsonl of a run directory (or the file itself); malformed lines are skipped."""
+    """events.jsonl of a run directory (or the file itself); a bad line is skipped with a
+    warning, the other lines still count."""
     if path.is_dir():
         path = path / EVENTS_FILENAME
     try:
-        text = path.read_text(encoding="utf-8")
+        data = _read_record(path)
     except FileNotFoundError:
         return []
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        logger.warning("cannot read %s: %s", path, exc.strerror or exc)
+        return []
+    except InputRejected as exc:
         logger.warning("cannot read %s: %s", path, exc)
         return []
-    events, warnings = forensics.parse_events(text)
+    events, warnings = forensics.parse_events(data)
     for warning in warnings:
         logger.warning("%s: %s", path, warning)
     return events
+
+
+def _read_record(path: Path) -> bytes:
+    from pegboard.app.runpod_deploy.wiring import read_record_bytes  # bounded (input_limits)
+
+    return read_record_bytes(path, MAX_RECORD_BYTES)
 
 
 def run_dirs(project_root: Path) -> list[Path]:

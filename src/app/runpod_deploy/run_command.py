@@ -101,9 +101,7 @@ def run(
         raise UsageError("--gpu-id and --datacenter-id must be given together")
     if max_gpu_price is not None and max_gpu_price <= 0:
         raise UsageError(f"--max-gpu-price must be > 0, got {max_gpu_price}")
-    cli_vars = merge_cli_vars(
-        var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
-    )
+    cli_vars = merge_cli_vars(var_args, vars_file)
     request = RunRequest(
         config_path=config_path,
         cli_vars=cli_vars,

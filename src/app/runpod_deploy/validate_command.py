@@ -81,9 +81,7 @@ def validate(
     from pegboard.app.runpod_deploy.wiring import client_side
 
     container = client_side()
-    cli_vars = merge_cli_vars(
-        var_args, vars_file, read_text=lambda p: p.read_text(encoding="utf-8")
-    )
+    cli_vars = merge_cli_vars(var_args, vars_file)
     loaded = load_job(
         config_path=config_path,
         read_document=container.read_document(),

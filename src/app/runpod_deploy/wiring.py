@@ -44,6 +44,21 @@ def random_hex() -> str:
     return secrets.token_hex(3)
 
 
+def read_config_text(path: Any) -> str:
+    """A small user file (--vars-file, --env-file): bounded and strict UTF-8 (InputRejected)."""
+    from pegboard.adapters.bounded_files import read_bounded_text
+    from pegboard.domain.input_limits import MAX_CONFIG_BYTES
+
+    return read_bounded_text(path, limit=MAX_CONFIG_BYTES)
+
+
+def read_record_bytes(path: Any, limit: int) -> bytes:
+    """A record file (manifest, events.jsonl): at most `limit` bytes (InputRejected past it)."""
+    from pegboard.adapters.bounded_files import read_bounded_bytes
+
+    return read_bounded_bytes(path, limit=limit)
+
+
 def read_yaml_document(path: Path) -> Any:
     from pegboard.adapters.yaml_documents import read_yaml_document as read
 

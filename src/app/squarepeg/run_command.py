@@ -72,14 +72,17 @@ def _check_rejected(ctx: click.Context, params: dict[str, Any]) -> None:
 
 
 def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
+    from pegboard.app.squarepeg.wiring import read_config_text  # bounded, strict UTF-8
+    from pegboard.domain.input_limits import InputRejected
+
     files = []
     for path in paths:
         try:
-            text = Path(path).expanduser().read_text(encoding="utf-8")
+            text = read_config_text(Path(path).expanduser())
         except OSError as exc:
             raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"--env-file {path}: not UTF-8 text") from None
+        except InputRejected as exc:
+            raise UsageError(f"--env-file {path}: {exc}") from None
         files.append(EnvFile(path=path, lines=tuple(text.splitlines())))
     return tuple(files)
 

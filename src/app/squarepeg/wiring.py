@@ -53,6 +53,14 @@ def current_stderr() -> TextIO:
     return sys.stderr
 
 
+def read_config_text(path: Any) -> str:
+    """A small user file (--vars-file, --env-file): bounded and strict UTF-8 (InputRejected)."""
+    from pegboard.adapters.bounded_files import read_bounded_text
+    from pegboard.domain.input_limits import MAX_CONFIG_BYTES
+
+    return read_bounded_text(path, limit=MAX_CONFIG_BYTES)
+
+
 def read_yaml_document(path: Any) -> Any:
     from pegboard.adapters.yaml_documents import read_yaml_document as read
 

@@ -16,6 +16,13 @@ from typing import Any
 import attrs
 
 from pegboard.domain.errors import UsageError
+from pegboard.domain.input_limits import (
+    MAX_RECORD_LINE_BYTES,
+    InputRejected,
+    check_depth,
+    decode_text,
+    loads_json,
+)
 
 MANIFEST_FILENAME = "runpod_deploy_pull_manifest.json"
 EVENTS_FILENAME = "events.jsonl"
@@ -29,6 +36,7 @@ _NEWER_KEYS = ("outcome", "failure_phase", "failure_reason", "provider")
 
 _DURATION_PART = re.compile(r"(\d+)([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_SINCE_SECONDS = 100 * 366 * 86400  # a century: longer than any record, and a valid datetime
 
 
 def parse_since(text: str) -> int:
@@ -39,7 +47,13 @@ def parse_since(text: str) -> int:
             f"--since must be N followed by s, m, h or d, possibly repeated (30m, 1h30m, 7d); "
             f"got {text!r}"
         )
-    return sum(int(n) * _UNITS[u] for n, u in parts)
+    # Digits are capped before int() so 10,000 of them cost nothing and raise nothing.
+    if any(len(n.lstrip("0")) > 12 for n, _ in parts):
+        raise UsageError(f"--since must be at most 100 years, got {text!r}")
+    seconds = sum(int(n) * _UNITS[u] for n, u in parts)
+    if seconds > MAX_SINCE_SECONDS:
+        raise UsageError(f"--since must be at most 100 years, got {text!r}")
+    return seconds
 
 
 def parse_filters(raw: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -69,23 +83,51 @@ def event_matches(
     return all(key in event and _as_text(event[key]) == value for key, value in filters)
 
 
-def parse_events(text: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Events from events.jsonl text, plus a warning for each malformed line (skipped)."""
+def parse_events(data: bytes | str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Events from events.jsonl, plus a warning for each bad line; a bad line is skipped,
+    never the file: malformed JSON, not UTF-8, a NUL byte, longer than MAX_RECORD_LINE_BYTES,
+    nested too deeply, a number out of range, not an object.
+
+    Lines end at "\n" only: JSON strings may hold U+2028 and friends, which splitlines() splits.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     events: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
+        if len(line) > MAX_RECORD_LINE_BYTES:
+            warnings.append(f"line {number}: longer than {MAX_RECORD_LINE_BYTES} bytes; skipped")
+            continue
         try:
-            entry = json.loads(line)
+            entry = loads_json(decode_text(line))
         except json.JSONDecodeError as exc:
             warnings.append(f"line {number}: malformed JSON ({exc.msg}); skipped")
+            continue
+        except ValueError as exc:  # InputRejected, and int/float conversions json may raise
+            warnings.append(f"line {number}: {exc}; skipped")
             continue
         if isinstance(entry, dict):
             events.append(entry)
         else:
             warnings.append(f"line {number}: not a JSON object; skipped")
     return events, warnings
+
+
+def parse_manifest(data: bytes) -> dict[str, Any]:
+    """A manifest file's bytes -> its JSON object; InputRejected (one line) when it is not one."""
+    try:
+        manifest = loads_json(decode_text(data))
+    except json.JSONDecodeError as exc:
+        raise InputRejected(f"malformed JSON ({exc.msg}, line {exc.lineno})") from None
+    except InputRejected:
+        raise
+    except ValueError as exc:
+        raise InputRejected(str(exc)) from None
+    if not isinstance(manifest, dict):
+        raise InputRejected(f"a JSON {type(manifest).__name__}, not an object")
+    check_depth(manifest)
+    return manifest
 
 
 # --- events ---------------------------------------------------------------------------------
@@ -424,6 +466,7 @@ __all__ = [
     "format_timeline",
     "parse_events",
     "parse_filters",
+    "parse_manifest",
     "parse_since",
     "parse_timestamp",
     "run_row",

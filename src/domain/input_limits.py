@@ -1,0 +1,151 @@
+"""Limits on every file pegboard reads, and the pure checks that enforce them.
+
+A config, a vars/env file or a record (manifest, events.jsonl) may be hostile or broken: an
+alias bomb, a file that never ends (/dev/zero), nesting deep enough to exhaust the stack, a
+number too large to convert, bytes that are not text. Each of these is refused with one line
+naming the file, before it can hang, exhaust memory or crash. The numbers are documented in
+docs/squarepeg/config-reference.md, docs/runpod-deploy/config-reference.md and
+docs/runpod-deploy/records.md; change them together.
+
+I/O stays out: the adapters and the record readers read at most `limit + 1` bytes and hand the
+bytes to these functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MiB = 1024 * 1024
+
+MAX_CONFIG_BYTES = 1 * MiB
+"""A config layer, a job config, --vars-file, --env-file: far above any real one."""
+
+MAX_RECORD_BYTES = 64 * MiB
+"""A run's manifest, or the part of events.jsonl that is read."""
+
+MAX_RECORD_LINE_BYTES = 1 * MiB
+"""One line of events.jsonl; a longer line is skipped with a warning."""
+
+MAX_NESTING_DEPTH = 64
+"""Mappings and lists inside each other, in YAML and JSON (after expanding YAML aliases)."""
+
+MAX_YAML_VALUES = 100_000
+"""Values in one YAML document after expanding aliases (an alias bomb expands to billions)."""
+
+MAX_INTEGER_DIGITS = 64
+"""Digits of one integer literal; no setting needs more, and int(...) of 4,300+ raises."""
+
+MAX_RENDERED_CHARS = 1_000_000
+"""One rendered template (a variable or a field) of a runpod-deploy config."""
+
+MAX_TOTAL_RENDERED_CHARS = 8_000_000
+"""Everything one runpod-deploy config renders to, all variables and fields together."""
+
+
+class InputRejected(ValueError):
+    """Input refused by a limit or an encoding rule; the message completes "<file>: ..."."""
+
+
+def too_large(limit: int) -> InputRejected:
+    return InputRejected(f"larger than {format_size(limit)}, the limit for this kind of file")
+
+
+def format_size(size: int) -> str:
+    if size % MiB == 0:
+        return f"{size // MiB} MiB"
+    return f"{size} bytes"
+
+
+def check_size(raw: bytes, limit: int) -> bytes:
+    """`raw` as read with `read(limit + 1)`: refused when the file had more than `limit` bytes."""
+    if len(raw) > limit:
+        raise too_large(limit)
+    return raw
+
+
+def decode_text(raw: bytes) -> str:
+    """Strict UTF-8 without NUL bytes (a binary file, or a file that is not text at all)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputRejected(
+            f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line})"
+        ) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise InputRejected(f"contains a NUL byte on line {line}; not a text file")
+    return text
+
+
+def check_integer_literal(digits: str) -> None:
+    """Refuse an integer literal too long to be a setting (and to convert safely)."""
+    if sum(char.isdigit() for char in digits) > MAX_INTEGER_DIGITS:
+        raise InputRejected(f"integer with more than {MAX_INTEGER_DIGITS} digits")
+
+
+def loads_json(text: str) -> Any:
+    """json.loads within the limits: nesting, integer length, finite numbers only.
+
+    Raises InputRejected (a ValueError) for a limit and json.JSONDecodeError (also a
+    ValueError) for malformed JSON.
+    """
+    try:
+        data = json.loads(
+            text,
+            parse_int=_json_int,
+            parse_float=_json_float,
+            parse_constant=_json_constant,
+        )
+    except RecursionError:
+        raise too_deep() from None
+    check_depth(data)
+    return data
+
+
+def too_deep() -> InputRejected:
+    return InputRejected(f"nested more than {MAX_NESTING_DEPTH} levels deep")
+
+
+def check_depth(data: Any, limit: int = MAX_NESTING_DEPTH) -> None:
+    """Refuse lists/dicts nested deeper than `limit` (iterative: no recursion to exhaust)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth + 1 > limit:
+            raise too_deep()
+        stack.extend((child, depth + 1) for child in children)
+
+
+def is_finite_number(value: Any) -> bool:
+    """An int or float (not a bool) that is finite."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _json_int(text: str) -> int:
+    check_integer_literal(text)
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputRejected(f"number {text[:20]} is out of range")
+    return value
+
+
+def _json_constant(name: str) -> Any:
+    raise InputRejected(f"{name} is not a JSON number")

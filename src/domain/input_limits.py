@@ -37,6 +37,11 @@ MAX_YAML_VALUES = 100_000
 MAX_INTEGER_DIGITS = 64
 """Digits of one integer literal; no setting needs more, and int(...) of 4,300+ raises."""
 
+MAX_CONFIG_NUMBER = 10**12
+"""The largest number (in absolute value) any numeric setting accepts: minutes, seconds,
+gigabytes, dollars, user ids. Far above any real value; keeps every conversion (to float, to a
+timedelta, to a deadline) finite and exact."""
+
 MAX_RENDERED_CHARS = 1_000_000
 """One rendered template (a variable or a field) of a runpod-deploy config."""
 
@@ -133,6 +138,20 @@ def is_finite_number(value: Any) -> bool:
     if isinstance(value, int):
         return True
     return isinstance(value, float) and math.isfinite(value)
+
+
+def number_problem(value: int | float) -> str | None:
+    """Why a numeric setting cannot be used (non-finite, or past MAX_CONFIG_NUMBER), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, got {value}"
+    if abs(value) > MAX_CONFIG_NUMBER:
+        return f"must be at most {MAX_CONFIG_NUMBER:,}, got {_short(value)}"
+    return None
+
+
+def _short(value: int | float) -> str:
+    text = str(value) if isinstance(value, int) else f"{value:g}"
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)"
 
 
 def _json_int(text: str) -> int:

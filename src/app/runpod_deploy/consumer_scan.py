@@ -16,8 +16,10 @@ import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from pegboard.app.runpod_deploy.wiring import read_config_text, read_record_bytes
 from pegboard.domain.gpujob.spec import StorageMode
 from pegboard.domain.gpujob.templates import RenderedJob
+from pegboard.domain.input_limits import InputRejected, decode_text
 
 _WORKSTATION_PATH = re.compile(r"(/Users/[A-Za-z0-9_.-]+|/home/[A-Za-z0-9_.-]+|C:\\Users\\)")
 _MAX_FILE_BYTES = 1_000_000
@@ -37,8 +39,8 @@ def _scan_pyproject(job: RenderedJob) -> list[str]:
     if not path.is_file():
         return []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_config_text(path))
+    except (OSError, InputRejected, tomllib.TOMLDecodeError, RecursionError) as exc:
         return [f"{path}: cannot parse ({exc})"]
     project = data.get("project")
     deps = project.get("dependencies", []) if isinstance(project, dict) else []
@@ -79,8 +81,9 @@ def _scan_staged_paths(source: Path, excludes: Sequence[str], label: str) -> lis
         try:
             if path.stat().st_size > _MAX_FILE_BYTES:
                 continue
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            # Bounded even so: a device or a file growing while it is read has no honest size.
+            text = decode_text(read_record_bytes(path, _MAX_FILE_BYTES))
+        except (OSError, InputRejected):
             continue
         for number, line in enumerate(text.splitlines(), 1):
             match = _WORKSTATION_PATH.search(line)

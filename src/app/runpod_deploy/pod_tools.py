@@ -9,7 +9,6 @@ or `--state-file`.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -144,8 +143,14 @@ def lifecycle_of(pointer: Mapping[str, Any]) -> str | None:
     run_dir = pointer.get("run_dir")
     if not isinstance(run_dir, str) or not run_dir:
         return None
-    try:
-        manifest = json.loads((Path(run_dir) / MANIFEST_NAME).read_text())
+    from pegboard.app.runpod_deploy.wiring import read_record_bytes
+    from pegboard.domain.gpujob.forensics import parse_manifest
+    from pegboard.domain.input_limits import MAX_RECORD_BYTES
+
+    try:  # bounded and depth-checked like every record reader (input_limits)
+        manifest = parse_manifest(
+            read_record_bytes(Path(run_dir) / MANIFEST_NAME, MAX_RECORD_BYTES)
+        )
     except (OSError, ValueError):
         return None
     action = manifest.get("lifecycle_action") if isinstance(manifest, dict) else None

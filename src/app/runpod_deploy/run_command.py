@@ -22,6 +22,7 @@ from pegboard.app.runpod_deploy.cli_options import (
 )
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.domain.errors import UsageError
+from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 
 from .run_job import RunRequest, run_job
 
@@ -99,8 +100,8 @@ def run(
 
     if bool(gpu_id) != bool(datacenter_id):
         raise UsageError("--gpu-id and --datacenter-id must be given together")
-    if max_gpu_price is not None and max_gpu_price <= 0:
-        raise UsageError(f"--max-gpu-price must be > 0, got {max_gpu_price}")
+    if max_gpu_price is not None and not 0 < max_gpu_price <= MAX_CONFIG_NUMBER:  # nan, inf
+        raise UsageError(f"--max-gpu-price must be > 0 and finite, got {max_gpu_price}")
     cli_vars = merge_cli_vars(var_args, vars_file)
     request = RunRequest(
         config_path=config_path,

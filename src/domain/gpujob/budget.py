@@ -12,6 +12,7 @@ import attrs
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.spec import BudgetSpec, JobSpec
+from pegboard.domain.input_limits import MAX_CONFIG_NUMBER, number_problem
 
 
 @attrs.frozen
@@ -51,8 +52,12 @@ def apply_budget_overrides(
     """`--cost-cap-usd` / `--max-runtime-minutes`, checked like their YAML keys."""
     if cost_cap_usd is not None and not cost_cap_usd > 0:
         raise UsageError(f"--cost-cap-usd must be > 0, got {cost_cap_usd}")
+    if cost_cap_usd is not None and (problem := number_problem(cost_cap_usd)):
+        raise UsageError(f"--cost-cap-usd {problem}")
     if max_runtime_minutes is not None and max_runtime_minutes <= 0:
         raise UsageError(f"--max-runtime-minutes must be > 0, got {max_runtime_minutes}")
+    if max_runtime_minutes is not None and (problem := number_problem(max_runtime_minutes)):
+        raise UsageError(f"--max-runtime-minutes {problem}")
     return spec.with_budget_overrides(
         cost_cap_usd=cost_cap_usd, max_runtime_minutes=max_runtime_minutes
     )
@@ -64,8 +69,30 @@ def check_budget(
     document: SourceDocument | None = None,
     overridden: bool = False,
 ) -> BudgetEstimate:
-    """Raise ConfigError when max_runtime × assumed rate exceeds the cap."""
+    """Raise ConfigError when max_runtime × assumed rate exceeds the cap, or when the deadline
+    the cap buys is past MAX_CONFIG_NUMBER seconds (a tiny rate: the deadline must stay a
+    finite, exact number)."""
     budget = spec.budget
+    source = document.source if document is not None else "<config>"
+    if budget.max_runtime_minutes is None:
+        bought = budget.cost_cap_usd / budget.assumed_hourly_rate_usd * 3600
+        if not bought <= MAX_CONFIG_NUMBER:
+            path = ("budget", "assumed_hourly_rate_usd")
+            raise ConfigError(
+                [
+                    ConfigProblem(
+                        source=source,
+                        line=document.line_of(path) if document is not None else None,
+                        path="budget",
+                        message=(
+                            f"cost_cap_usd={budget.cost_cap_usd:g} at assumed_hourly_rate_usd="
+                            f"{budget.assumed_hourly_rate_usd:g} buys a deadline past "
+                            f"{MAX_CONFIG_NUMBER:,} seconds; set max_runtime_minutes or a "
+                            "realistic rate"
+                        ),
+                    )
+                ]
+            )
     estimate = estimate_budget(budget)
     if budget.max_runtime_minutes is None:
         return estimate
@@ -73,7 +100,6 @@ def check_budget(
     # A small tolerance so 30 min at 4.0 $/h against a 2.0 cap is not refused by rounding.
     if spend > budget.cost_cap_usd + 1e-9:
         path = ("budget", "max_runtime_minutes")
-        source = document.source if document is not None else "<config>"
         line = document.line_of(path) if document is not None else None
         where = " (after --cost-cap-usd/--max-runtime-minutes)" if overridden else ""
         raise ConfigError(

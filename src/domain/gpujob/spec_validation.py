@@ -56,6 +56,7 @@ from pegboard.domain.gpujob.spec import (
     StorageMode,
     StorageSpec,
 )
+from pegboard.domain.input_limits import number_problem
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3}$")
@@ -137,12 +138,16 @@ def _exact_str(value: Any, _: Any = None) -> str:
 def _exact_int(value: Any, _: Any = None) -> int:
     if type(value) is not int:
         raise SpecValueError(f"must be an integer, got {_type_name(value)}")
+    if problem := number_problem(value):  # range: every later conversion stays exact
+        raise SpecValueError(problem)
     return value
 
 
 def _exact_float(value: Any, _: Any = None) -> float:
     if type(value) not in (int, float):
         raise SpecValueError(f"must be a number, got {_type_name(value)}")
+    if problem := number_problem(value):  # .inf, .nan, 1e400: never a usable setting
+        raise SpecValueError(problem)
     return float(value)
 
 

@@ -10,6 +10,11 @@ So `{job_name}`/`{run_id}` are rendered values everywhere, a CLI override flows 
 variable derived from it, and a YAML variable may use a CLI-only one. No strftime: `%` is
 literal. Shell contexts (`setup[].command`, `preflight[].command`, `run.body`) use
 `render_shell`; every other field uses `render_text` (see template_syntax for the rules).
+
+Sizes are checked before anything is rendered (a variable bomb, `a1: "{a0}{a0}..."` ten levels
+deep, would otherwise take gigabytes even when unused): one variable or field at most
+MAX_RENDERED_CHARS, the whole config at most MAX_TOTAL_RENDERED_CHARS, variables referencing
+each other at most MAX_NESTING_DEPTH deep.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ from pegboard.domain.gpujob.template_syntax import (
     referenced_names,
     render_shell,
     render_text,
+    rendered_length,
+)
+from pegboard.domain.input_limits import (
+    MAX_NESTING_DEPTH,
+    MAX_RENDERED_CHARS,
+    MAX_TOTAL_RENDERED_CHARS,
 )
 
 __all__ = [
@@ -271,6 +282,8 @@ class _Renderer:
             else:
                 self.templates[cli_name] = (template, where)
         self.resolving: list[str] = []
+        self.failed: set[str] = set()  # variables that could not be resolved (reported)
+        self.rendered_total = 0  # characters rendered so far (MAX_TOTAL_RENDERED_CHARS)
 
     def render(self) -> RenderedJob | None:
         for name in list(self.templates):
@@ -305,7 +318,10 @@ class _Renderer:
                 RenderedStaging(
                     label=s.label,
                     source=local(text(s.source, ("staging", i, "source"))),
-                    destination=text(s.destination, ("staging", i, "destination")),
+                    destination=self._pod_path(
+                        text(s.destination, ("staging", i, "destination")),
+                        ("staging", i, "destination"),
+                    ),
                     excludes=tuple(
                         text(pattern, ("staging", i, "excludes"))
                         for pattern in s.effective_excludes
@@ -338,8 +354,15 @@ class _Renderer:
             artifacts=tuple(
                 RenderedArtifact(
                     label=a.label,
-                    remote_path=text(a.remote_path, ("artifacts", i, "remote_path")),
-                    local_path=local(text(a.local_path, ("artifacts", i, "local_path"))),
+                    remote_path=self._pod_path(
+                        text(a.remote_path, ("artifacts", i, "remote_path")),
+                        ("artifacts", i, "remote_path"),
+                    ),
+                    local_path=self._inside_project(
+                        local(text(a.local_path, ("artifacts", i, "local_path"))),
+                        a.local_path,
+                        ("artifacts", i, "local_path"),
+                    ),
                     required=a.required,
                     excludes=tuple(
                         text(pattern, ("artifacts", i, "excludes", j))
@@ -357,10 +380,24 @@ class _Renderer:
     def _resolve(self, name: str) -> str | None:
         if name in self.values:
             return self.values[name]
+        if name in self.failed:  # reported once, where it failed
+            return None
+        value = self._resolve_once(name)
+        if value is None:
+            self.failed.add(name)
+        return value
+
+    def _resolve_once(self, name: str) -> str | None:
         template, where = self.templates[name]
         if name in self.resolving:
             cycle = " -> ".join([*self.resolving[self.resolving.index(name) :], name])
             self._problem(where, f"variables reference each other in a cycle: {cycle}")
+            return None
+        if len(self.resolving) >= MAX_NESTING_DEPTH:
+            chain = " -> ".join([*self.resolving[:3], "...", name])
+            self._problem(
+                where, f"variables reference each other more than {MAX_NESTING_DEPTH} deep: {chain}"
+            )
             return None
         self.resolving.append(name)
         try:
@@ -376,7 +413,7 @@ class _Renderer:
             elif self._resolve(used) is None:
                 ok = False
         self.resolving.pop()
-        if not ok:
+        if not ok or not self._size_ok(template, where):
             return None
         try:
             value = render_text(template, self.values)
@@ -386,6 +423,25 @@ class _Renderer:
             value = f"{value}-{self.builtins.run_stamp}"
         self.values[name] = value
         return value
+
+    def _size_ok(self, template: str, where: _Where) -> bool:
+        """Whether rendering `template` stays within the limits (counted against the total)."""
+        length = rendered_length(template, self.values)
+        if length > MAX_RENDERED_CHARS:
+            self._problem(
+                where, f"renders to {length} characters, more than the limit {MAX_RENDERED_CHARS}"
+            )
+            return False
+        self.rendered_total += length
+        if self.rendered_total > MAX_TOTAL_RENDERED_CHARS:
+            if self.rendered_total - length <= MAX_TOTAL_RENDERED_CHARS:  # report it once
+                self._problem(
+                    where,
+                    f"the config renders to more than {MAX_TOTAL_RENDERED_CHARS} characters "
+                    "in all (variables and fields together)",
+                )
+            return False
+        return True
 
     def _known(self) -> list[str]:
         return sorted(set(self.values) | set(self.templates))
@@ -410,7 +466,7 @@ class _Renderer:
             # A variable that exists but failed to resolve has its own problem already.
             if name not in self.templates:
                 self._problem(where, _unknown(name, self._known()))
-        if missing:
+        if missing or not self._size_ok(template, where):
             return template
         try:
             return how(template, self.values)
@@ -423,6 +479,26 @@ class _Renderer:
         joined = posixpath.join(self.builtins.project_root, expanded)
         normal = posixpath.normpath(joined)
         return normal + "/" if joined.endswith("/") and normal != "/" else normal
+
+    def _inside_project(self, resolved: str, written: str, path: KeyPath) -> str:
+        """An artifact's local path that climbs with `..` must stay under project_root: a pull
+        writes (and with `delete` removes) files there. Absolute paths are taken as written."""
+        root = self.builtins.project_root.rstrip("/") or "/"
+        climbs = ".." in written.replace("\\", "/").split("/")
+        inside = resolved.rstrip("/") == root or resolved.startswith(root.rstrip("/") + "/")
+        if climbs and not inside:
+            self._problem(
+                _Where(path=path),
+                f"{written!r} resolves to {resolved.rstrip('/')}, outside project_root {root}",
+            )
+        return resolved
+
+    def _pod_path(self, rendered: str, path: KeyPath) -> str:
+        """A path on the pod must not climb with `..`: where it lands differs between a RunPod
+        pod and the local provider (which refuses it only once the pod exists)."""
+        if ".." in rendered.split("/"):
+            self._problem(_Where(path=path), f"{rendered!r} must not contain '..'")
+        return rendered
 
     def _commands(self, section: str) -> tuple[RenderedCommand, ...]:
         commands = self.spec.setup if section == "setup" else self.spec.preflight
@@ -453,7 +529,9 @@ class _Renderer:
         path: KeyPath = ("secrets", index)
         return RenderedSecret(
             name=secret.name,
-            destination=self._text(secret.destination, (*path, "destination")),
+            destination=self._pod_path(
+                self._text(secret.destination, (*path, "destination")), (*path, "destination")
+            ),
             env=tuple(secret.env),
             file=(
                 self._local_path(self._text(secret.file, (*path, "file")))

@@ -38,6 +38,7 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
+from pegboard.domain.input_limits import check_integer_literal, number_problem
 from pegboard.domain.squarepeg import quantities
 from pegboard.domain.squarepeg.config import (
     NAMESPACE_PATTERN,
@@ -50,6 +51,7 @@ from pegboard.domain.squarepeg.config import (
     SquarepegConfig,
     VolumeConfig,
 )
+from pegboard.domain.squarepeg.docker_flags import env_name_problem
 from pegboard.domain.squarepeg.merge import copy_tree
 
 T = TypeVar("T")
@@ -196,10 +198,8 @@ def _env(value: Any, _: Any) -> dict[str, str]:
     errors: list[Exception] = []
     for key, item in entries.items():
         try:
-            if not isinstance(key, str) or not key or "=" in key:
-                raise ValueError(
-                    f"an environment variable name must be a non-empty string without '=', got {key!r}"
-                )
+            if problem := env_name_problem(key):
+                raise ValueError(problem)
             result[key] = _env_value(item)
         except ValueError as exc:
             exc.add_note(IterableValidationNote(f"env @ key {key!r}", key, str))
@@ -268,10 +268,15 @@ def _compat_bool(value: Any, _: Any) -> bool:
 
 def _compat_int(value: Any, _: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and _INT_STRING.fullmatch(value.strip()):
-        return int(value.strip())
-    raise ValueError(f"expected an integer, got {_describe(value)}")
+        number = value
+    elif isinstance(value, str) and _INT_STRING.fullmatch(value.strip()):
+        check_integer_literal(value)  # before int(): 5,000 digits would raise, not refuse
+        number = int(value.strip())
+    else:
+        raise ValueError(f"expected an integer, got {_describe(value)}")
+    if problem := number_problem(number):
+        raise ValueError(problem)
+    return number
 
 
 def _positive_int(value: Any, _: Any) -> int:

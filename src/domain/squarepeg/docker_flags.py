@@ -5,6 +5,7 @@ Each mapping is pure: strings in, plain-dict fragments out, UsageError naming th
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -15,8 +16,11 @@ from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.naming import is_rfc1123_label
 from pegboard.domain.squarepeg.request import EnvFile
 
-_ENV_KEY_FORBIDDEN = re.compile(r"[=\x00]")
-_NUMERIC_ID = re.compile(r"\d+")
+# An env name is printable ASCII without '=' and without spaces: what the apiserver would store
+# and a container can see; a newline or space would be refused remotely or split the name.
+_ENV_KEY_FORBIDDEN = re.compile(r"[^!-<>-~]")
+_NUMERIC_ID = re.compile(r"\d{1,10}")
+MAX_ID = 2**31 - 1  # runAsUser/runAsGroup: the largest id every container runtime accepts
 _CAPABILITY = re.compile(r"[A-Z][A-Z0-9_]*")
 _ARCHES = {"amd64", "arm64", "arm", "386", "ppc64le", "s390x", "riscv64", "mips64le", "loong64"}
 _OSES = {"linux", "windows"}
@@ -108,6 +112,18 @@ def rejected_flag_message(flag: RejectedFlag, *, as_typed: str) -> str:
     return f"{as_typed} is not supported by squarepeg: {flag.hint}"
 
 
+def env_name_problem(key: object) -> str | None:
+    """Why `key` cannot be an environment variable name, or None (shared with defaults.env)."""
+    if not isinstance(key, str) or not key:
+        return f"an environment variable name must be a non-empty string, got {key!r}"
+    if _ENV_KEY_FORBIDDEN.search(key):
+        return (
+            "an environment variable name must be printable ASCII without '=' or spaces, "
+            f"got {key!r}"
+        )
+    return None
+
+
 def parse_env(
     raw: Iterable[str], *, environ: Mapping[str, str], flag: str = "-e"
 ) -> dict[str, str]:
@@ -150,11 +166,14 @@ def parse_env_files(files: Iterable[EnvFile], *, environ: Mapping[str, str]) -> 
 def parse_user(raw: str) -> dict[str, int]:
     """`-u UID[:GID]` -> securityContext runAsUser/runAsGroup; names cannot be resolved remotely."""
     user, sep, group = raw.partition(":")
-    if not _NUMERIC_ID.fullmatch(user) or (sep and not _NUMERIC_ID.fullmatch(group)):
+    if not user.isdigit() or (sep and not group.isdigit()):
         raise UsageError(
             f"--user {raw!r}: Kubernetes needs a numeric UID[:GID] (e.g. --user 1000:1000); "
             "user and group names cannot be looked up in the image"
         )
+    for part in (user, group) if sep else (user,):
+        if not _NUMERIC_ID.fullmatch(part) or int(part) > MAX_ID:
+            raise UsageError(f"--user {raw!r}: ids must be at most {MAX_ID}")
     context = {"runAsUser": int(user)}
     if sep:
         context["runAsGroup"] = int(group)
@@ -191,8 +210,10 @@ def parse_add_hosts(raw: Iterable[str]) -> list[dict[str, Any]]:
             raise UsageError(f"--add-host {item!r}: expected HOST:IP")
         if ip == "host-gateway":
             raise UsageError(f"--add-host {item!r}: host-gateway has no meaning inside a cluster")
-        if not re.fullmatch(r"[0-9A-Fa-f.:]+", ip):
-            raise UsageError(f"--add-host {item!r}: {ip!r} is not an IP address")
+        try:
+            ip = str(ipaddress.ip_address(ip))  # 999.1.1.1 and 1:2:3 are not addresses
+        except ValueError:
+            raise UsageError(f"--add-host {item!r}: {ip!r} is not an IP address") from None
         hosts = by_ip.setdefault(ip, [])
         if host not in hosts:
             hosts.append(host)

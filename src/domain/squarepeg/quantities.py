@@ -7,7 +7,7 @@ Kubernetes `512Mi` (in Kubernetes `512m` is 0.512 *bytes*). All arithmetic is ex
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal, InvalidOperation, localcontext
 
 from pegboard.domain.errors import UsageError
 
@@ -28,9 +28,26 @@ _K8S_SUFFIX_FACTORS: dict[str, Decimal] = {
     "Ti": Decimal(1024**4), "Pi": Decimal(1024**5), "Ei": Decimal(1024**6),
 }  # fmt: skip
 _GPU = re.compile(r"(?:count=)?(\d+)")
+# Kubernetes stores a quantity's value as a 64-bit count (of bytes, millicores, devices); past
+# it the apiserver refuses or overflows. Refusing it here also keeps every step exact: Decimal
+# arithmetic runs with enough precision for any value below it (28 digits would round bytes).
+MAX_QUANTITY = 2**63 - 1
+_MAX_DIGITS = 40  # digits (or exponent digits) in one quantity string
+_EXACT = 80  # Decimal precision for the arithmetic: exact for every value that passes the above
+
+
+def _check_size(value: Decimal, raw: str, *, flag: str) -> None:
+    if value > MAX_QUANTITY:
+        raise UsageError(f"{flag} {raw!r}: too large (at most {MAX_QUANTITY})")
+
+
+def _check_digits(raw: str, *, flag: str) -> None:
+    if sum(char.isdigit() for char in raw) > _MAX_DIGITS:
+        raise UsageError(f"{flag} {raw!r}: more than {_MAX_DIGITS} digits")
 
 
 def _finite_decimal(raw: str, *, flag: str) -> Decimal:
+    _check_digits(raw, flag=flag)
     try:
         value = Decimal(raw.strip())
     except InvalidOperation:
@@ -39,6 +56,7 @@ def _finite_decimal(raw: str, *, flag: str) -> Decimal:
         raise UsageError(f"{flag} {raw!r}: must be a finite number")
     if value < 0:
         raise UsageError(f"{flag} {raw!r}: must not be negative")
+    _check_size(value * 1000, raw, flag=flag)  # counted in millicores
     return value
 
 
@@ -47,7 +65,8 @@ def docker_cpus_to_k8s(raw: str, *, flag: str = "--cpus") -> str:
     cores = _finite_decimal(raw, flag=flag)
     if cores == cores.to_integral_value():
         return str(int(cores))
-    millicores = (cores * 1000).to_integral_value(rounding=ROUND_CEILING)
+    with localcontext(prec=_EXACT):
+        millicores = (cores * 1000).to_integral_value(rounding=ROUND_CEILING)
     return f"{int(millicores)}m"
 
 
@@ -59,8 +78,12 @@ def docker_memory_to_bytes(raw: str, *, flag: str = "--memory") -> int:
             f"{flag} {raw!r}: expected a docker size such as 512m, 1.5g or 1073741824 "
             "(units b, k, m, g, t, p; 1024-based)"
         )
+    _check_digits(raw, flag=flag)
     number, unit = match.groups()
-    return int(Decimal(number) * _DOCKER_FACTORS[(unit or "").lower()])
+    with localcontext(prec=_EXACT):
+        size = Decimal(number) * _DOCKER_FACTORS[(unit or "").lower()]
+    _check_size(size, raw, flag=flag)
+    return int(size)
 
 
 def bytes_to_k8s_memory(size: int) -> str:
@@ -79,15 +102,17 @@ def docker_memory_to_k8s(raw: str, *, flag: str = "--memory") -> str:
 
 
 def parse_k8s_quantity(raw: str) -> Decimal | None:
-    """The value of a Kubernetes quantity string, or None when it is not one."""
+    """The value of a Kubernetes quantity string (exact), or None when it is not one or has
+    more than 40 digits (no real quantity does; `1e999999999` would not fit any context)."""
     match = _K8S_QUANTITY.fullmatch(raw)
-    if match is None:
+    if match is None or sum(char.isdigit() for char in raw) > _MAX_DIGITS:
         return None
     number, suffix = match.groups()
     suffix = suffix or ""
-    if suffix in _K8S_SUFFIX_FACTORS:  # before the exponent: `E` and `Ei` are suffixes
-        return Decimal(number) * _K8S_SUFFIX_FACTORS[suffix]
-    return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
+    with localcontext(prec=_EXACT):
+        if suffix in _K8S_SUFFIX_FACTORS:  # before the exponent: `E` and `Ei` are suffixes
+            return Decimal(number) * _K8S_SUFFIX_FACTORS[suffix]
+        return Decimal(number).scaleb(int(suffix[1:]))
 
 
 def _memory_hint(raw: str) -> str:
@@ -106,6 +131,7 @@ def k8s_cpu_quantity(raw: str, *, flag: str) -> str:
         raise UsageError(f"{flag} {raw!r}: expected a Kubernetes cpu quantity such as 500m or 2")
     if value < 0:
         raise UsageError(f"{flag} {raw!r}: must not be negative")
+    _check_size(value * 1000, raw, flag=flag)  # counted in millicores
     return raw.strip()
 
 
@@ -130,6 +156,7 @@ def k8s_memory_quantity(raw: str, *, flag: str) -> str:
         )
     if value < 0:
         raise UsageError(f"{flag} {raw!r}: must not be negative")
+    _check_size(value, raw, flag=flag)
     return text
 
 
@@ -141,4 +168,7 @@ def docker_gpus_to_count(raw: str, *, flag: str = "--gpus") -> int:
             f"{flag} {raw!r}: expected a GPU count (N or count=N); 'all' and 'device=' "
             "cannot be expressed as a Kubernetes resource request"
         )
-    return int(match.group(1))
+    _check_digits(raw, flag=flag)
+    count = int(match.group(1))
+    _check_size(Decimal(count), raw, flag=flag)
+    return count

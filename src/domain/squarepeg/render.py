@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
+from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 from pegboard.domain.squarepeg import claims as claims_mod
 from pegboard.domain.squarepeg import docker_flags, labels, naming, quantities, validation
 from pegboard.domain.squarepeg.config import RunMode, SquarepegConfig
@@ -261,8 +262,11 @@ def resolve_run(
     mode = _mode(request, config)
     keep = request.keep or not config.cleanup
     timeout = request.timeout if request.timeout is not None else config.timeout
-    if timeout <= 0:
-        raise UsageError(f"--timeout {timeout}: must be a positive number of seconds")
+    if timeout <= 0 or timeout > MAX_CONFIG_NUMBER:
+        raise UsageError(
+            f"--timeout {timeout}: must be a positive number of seconds, "
+            f"at most {MAX_CONFIG_NUMBER}"
+        )
     if request.workdir is not None and not request.workdir.startswith("/"):
         raise UsageError(f"--workdir {request.workdir!r}: must be an absolute path")
     pull = None

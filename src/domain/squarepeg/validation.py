@@ -39,7 +39,8 @@ def _quantity(value: Any) -> Decimal | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return Decimal(str(value))
+        number = Decimal(str(value))
+        return number if number.is_finite() else None  # .nan would raise when compared
     if isinstance(value, str):
         return parse_k8s_quantity(value)
     return None

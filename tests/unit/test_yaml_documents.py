@@ -126,3 +126,77 @@ def test_format_key_path() -> None:
     assert format_key_path(("a", "b", 0, "c")) == "a.b[0].c"
     assert format_key_path(()) == ""
     assert format_key_path((0,)) == "[0]"
+
+
+# --- hostile input (issue 7, items 10, 12, 13) -----------------------------------------------
+
+
+def alias_bomb(levels: int = 9, width: int = 9) -> str:
+    """~300 bytes that PyYAML would expand to width**levels values."""
+    lines = ["a0: &a0 [" + ",".join(["x"] * width) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded() -> None:
+    with pytest.raises(ConfigError, match=r"c.yaml:\d+: more than 100000 values once aliases"):
+        parse_yaml_document(alias_bomb(), source="c.yaml")
+
+
+def test_a_chain_of_aliases_deeper_than_the_limit_is_refused() -> None:
+    text = "a0: &a0 [x]\n" + "".join(f"a{i}: &a{i} [*a{i - 1}]\n" for i in range(1, 200))
+    with pytest.raises(ConfigError, match="nested more than 64 levels deep once aliases"):
+        parse_yaml_document(text, source="c.yaml")
+
+
+def test_ordinary_anchors_and_merge_keys_still_work() -> None:
+    text = "base: &b {x: 1, y: [1, 2]}\nuse: *b\nmerged:\n  <<: *b\n  x: 2\n"
+    doc = parse_yaml_document(text, source="c.yaml")
+    assert doc.data["use"] == {"x": 1, "y": [1, 2]}
+    assert doc.data["merged"] == {"x": 2, "y": [1, 2]}
+
+
+@pytest.mark.parametrize(("opener", "closer"), [("[", "]"), ("{a: ", "}")])
+def test_deep_nesting_is_one_line_not_a_recursion_error(opener: str, closer: str) -> None:
+    depth = 5000  # PyYAML's composer recursed once per level: RecursionError
+    text = "a: " + opener * depth + "1" + closer * depth + "\n"
+    with pytest.raises(ConfigError, match=r"c.yaml:1: nested more than 64 levels deep"):
+        parse_yaml_document(text, source="c.yaml")
+
+
+def test_block_nesting_past_the_limit_is_refused() -> None:
+    text = "".join("  " * i + f"k{i}:\n" for i in range(100)) + "  " * 100 + "leaf: 1\n"
+    with pytest.raises(ConfigError, match="nested more than 64 levels deep"):
+        parse_yaml_document(text, source="c.yaml")
+
+
+def test_an_integer_with_thousands_of_digits_is_refused_with_its_line() -> None:
+    with pytest.raises(ConfigError, match=r"c.yaml:2: integer with more than 64 digits"):
+        parse_yaml_document("a: 1\nb: " + "9" * 5000 + "\n", source="c.yaml")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"a: \xff\n", r"c.yaml: not valid UTF-8 text \(byte 0xff on line 1\)"),
+        (b"a: 1\nb: \x00\n", "c.yaml: contains a NUL byte on line 2"),
+        (b"a: \x01\n", "c.yaml: not YAML text: unacceptable character #x0001"),
+    ],
+)
+def test_bytes_that_are_not_yaml_text_are_one_line(raw: bytes, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        parse_yaml_document(raw, source="c.yaml")
+    assert "\n" not in str(caught.value)
+
+
+def test_reading_dev_zero_is_bounded() -> None:
+    with pytest.raises(ConfigError, match=r"/dev/zero: larger than 1 MiB"):
+        read_yaml_document(Path("/dev/zero"))
+
+
+def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text("a: '" + "x" * (1024 * 1024) + "'\n")
+    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+        read_yaml_document(path)

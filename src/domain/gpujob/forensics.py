@@ -100,7 +100,10 @@ def parse_events(data: bytes | str) -> tuple[list[dict[str, Any]], list[str]]:
             warnings.append(f"line {number}: longer than {MAX_RECORD_LINE_BYTES} bytes; skipped")
             continue
         try:
-            entry = loads_json(decode_text(line))
+            entry = loads_json(line.decode("utf-8"))  # a NUL is malformed JSON already
+        except UnicodeDecodeError:
+            warnings.append(f"line {number}: not valid UTF-8; skipped")
+            continue
         except json.JSONDecodeError as exc:
             warnings.append(f"line {number}: malformed JSON ({exc.msg}); skipped")
             continue

@@ -102,8 +102,8 @@ def docker_memory_to_k8s(raw: str, *, flag: str = "--memory") -> str:
 
 
 def parse_k8s_quantity(raw: str) -> Decimal | None:
-    """The value of a Kubernetes quantity string (exact), or None when it is not one or has
-    more than 40 digits (no real quantity does; `1e999999999` would not fit any context)."""
+    """The value of a Kubernetes quantity string (exact), or None when it is not one, has more
+    than 40 digits or an exponent past 40 (no real quantity does)."""
     match = _K8S_QUANTITY.fullmatch(raw)
     if match is None or sum(char.isdigit() for char in raw) > _MAX_DIGITS:
         return None
@@ -112,7 +112,10 @@ def parse_k8s_quantity(raw: str) -> Decimal | None:
     with localcontext(prec=_EXACT):
         if suffix in _K8S_SUFFIX_FACTORS:  # before the exponent: `E` and `Ei` are suffixes
             return Decimal(number) * _K8S_SUFFIX_FACTORS[suffix]
-        return Decimal(number).scaleb(int(suffix[1:]))
+        exponent = int(suffix[1:])
+        if abs(exponent) > _MAX_DIGITS:  # 1e999999999: no quantity, and past any context
+            return None
+        return Decimal(number).scaleb(exponent)
 
 
 def _memory_hint(raw: str) -> str:

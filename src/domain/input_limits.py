@@ -31,8 +31,9 @@ MAX_RECORD_LINE_BYTES = 1 * MiB
 MAX_NESTING_DEPTH = 64
 """Mappings and lists inside each other, in YAML and JSON (after expanding YAML aliases)."""
 
-MAX_YAML_VALUES = 100_000
-"""Values in one YAML document after expanding aliases (an alias bomb expands to billions)."""
+MAX_YAML_VALUES = 20_000
+"""Nodes (keys, values, list items) in one YAML document, counted while composing and again
+after expanding aliases (an alias bomb expands to billions). Real configs hold a few hundred."""
 
 MAX_INTEGER_DIGITS = 64
 """Digits of one integer literal; no setting needs more, and int(...) of 4,300+ raises."""

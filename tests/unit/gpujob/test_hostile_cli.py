@@ -51,9 +51,7 @@ def alias_bomb() -> str:
         (b'{"a": NaN}', "NaN is not a JSON number"),
     ],
 )
-def test_hostile_vars_files_are_usage_errors(
-    tmp_path: Path, content: bytes, fragment: str
-) -> None:
+def test_hostile_vars_files_are_usage_errors(tmp_path: Path, content: bytes, fragment: str) -> None:
     path = tmp_path / "vars.json"
     path.write_bytes(content)
     with pytest.raises(UsageError, match=fragment):
@@ -74,7 +72,7 @@ def test_vars_file_numbers_still_become_strings(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        (alias_bomb(), "more than 100000 values once aliases are expanded"),
+        (alias_bomb(), "more than 20000 values once aliases are expanded"),
         ("name: x\npod: " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 64 levels deep"),
         ("schema_version: " + "9" * 5000 + "\n", "integer with more than 64 digits"),
         (with_sections(budget={"cost_cap_usd": float("inf")}), "must be a finite number"),
@@ -96,7 +94,7 @@ def test_validate_refuses_an_unused_variable_bomb(
 ) -> None:
     variables = {"a0": "x" * 10}
     for level in range(1, 11):
-        variables[f"a{level}"] = "".join("{a%d}" % (level - 1) for _ in range(10))
+        variables[f"a{level}"] = "".join("{a" + str(level - 1) + "}" for _ in range(10))
     path = home / "proj" / "job.yaml"
     path.write_text(with_sections(variables=variables))
     code, out, err = run(capsys, "validate", "--config", str(path))

@@ -16,7 +16,10 @@ from pegboard.domain.gpujob.templates import RunBuiltins, render_job
 from pegboard.domain.input_limits import MAX_RENDERED_CHARS
 
 BUILTINS = RunBuiltins(
-    config_path="/p/job.yaml", project_root="/p", run_stamp="20260101T000000.000000Z-beef", home="/h"
+    config_path="/p/job.yaml",
+    project_root="/p",
+    run_stamp="20260101T000000.000000Z-beef",
+    home="/h",
 )
 
 
@@ -29,7 +32,7 @@ def variable_bomb(levels: int = 10) -> dict[str, str]:
     """a0 is ten characters; each level repeats the one below ten times: 10**(levels+1)."""
     variables = {"a0": "x" * 10}
     for level in range(1, levels + 1):
-        variables[f"a{level}"] = "".join("{a%d}" % (level - 1) for _ in range(10))
+        variables[f"a{level}"] = "".join("{a" + str(level - 1) + "}" for _ in range(10))
     return variables
 
 
@@ -73,14 +76,14 @@ def test_many_variables_each_under_the_limit_hit_the_total() -> None:
 
 
 def test_a_long_chain_of_variables_is_refused_not_a_recursion_error() -> None:
-    variables = {f"v{i}": "{v%d}" % (i + 1) for i in range(3000)}
+    variables = {f"v{i}": "{v" + str(i + 1) + "}" for i in range(3000)}
     variables["v3000"] = "end"
     with pytest.raises(ConfigError, match="variables reference each other more than 64 deep"):
         render(with_sections(variables=variables))
 
 
 def test_a_short_chain_still_renders() -> None:
-    variables = {f"v{i}": "{v%d}" % (i + 1) for i in range(30)}
+    variables = {f"v{i}": "{v" + str(i + 1) + "}" for i in range(30)}
     variables["v30"] = "end"
     assert render(with_sections(variables=variables)).variables["v0"] == "end"
 
@@ -125,7 +128,9 @@ def test_budget_flags_out_of_range(cap: float | None, minutes: int | None, fragm
 
 def test_an_artifact_local_path_may_not_climb_out_of_project_root() -> None:
     artifacts = [{"label": "out", "remote_path": "/workspace/out/", "local_path": "../../etc/"}]
-    with pytest.raises(ConfigError, match=r"artifacts\[0\].local_path: '../../etc/' resolves to /etc"):
+    with pytest.raises(
+        ConfigError, match=r"artifacts\[0\].local_path: '../../etc/' resolves to /etc"
+    ):
         render(with_sections(artifacts=artifacts))
 
 

@@ -44,7 +44,13 @@ class _LimitExceeded(yaml.MarkedYAMLError):
 # libyaml's event parser (PyYAML's binary wheels ship it) is ~25x faster than the pure-Python
 # one, which needs ~20 µs a value: a 1 MiB file of short values would take ~10 s to refuse.
 # The composer stays PyYAML's Python one, so the limits below apply to both.
-_EventParser: Any = getattr(yaml, "CParser", None)
+_EventParser: Any
+try:
+    import yaml.cyaml
+
+    _EventParser = getattr(yaml.cyaml, "CParser", None)
+except ImportError:  # PyYAML built without libyaml
+    _EventParser = None
 
 
 class _DocumentLoader(Composer, SafeConstructor, Resolver):
@@ -54,6 +60,7 @@ class _DocumentLoader(Composer, SafeConstructor, Resolver):
     MAX_INTEGER_DIGITS when constructed."""
 
     def __init__(self, text: str) -> None:
+        self._events: Any
         if _EventParser is not None:
             self._events = _EventParser(text)
         else:  # no libyaml: PyYAML's pure-Python reader, scanner and parser

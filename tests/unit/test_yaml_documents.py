@@ -161,8 +161,10 @@ def test_ordinary_anchors_and_merge_keys_still_work() -> None:
 def test_deep_nesting_is_one_line_not_a_recursion_error(opener: str, closer: str) -> None:
     depth = 5000  # PyYAML's composer recursed once per level: RecursionError
     text = "a: " + opener * depth + "1" + closer * depth + "\n"
-    with pytest.raises(ConfigError, match=r"c.yaml:1: nested more than 64 levels deep"):
+    # Our composer's limit, or libyaml's own (1,000 flow levels), whichever its lookahead meets
+    with pytest.raises(ConfigError, match=r"c.yaml:1: .*nest") as caught:
         parse_yaml_document(text, source="c.yaml")
+    assert "\n" not in str(caught.value)
 
 
 def test_block_nesting_past_the_limit_is_refused() -> None:
@@ -181,7 +183,7 @@ def test_an_integer_with_thousands_of_digits_is_refused_with_its_line() -> None:
     [
         (b"a: \xff\n", r"c.yaml: not valid UTF-8 text \(byte 0xff on line 1\)"),
         (b"a: 1\nb: \x00\n", "c.yaml: contains a NUL byte on line 2"),
-        (b"a: \x01\n", "c.yaml: not YAML text: unacceptable character #x0001"),
+        (b"a: \x01\n", "c.yaml: .*unacceptable character #x0001"),
     ],
 )
 def test_bytes_that_are_not_yaml_text_are_one_line(raw: bytes, message: str) -> None:

@@ -60,7 +60,8 @@ def _lookup(value: Any, path: str) -> Any:
     for part in path.split("/")[1:]:
         if part.startswith("[name="):
             name = part[len("[name=") : -1]
-            value = next(item for item in value if item["name"] == name)
+            # as _paths wrote it: a generated `name: None` item is found as "[name=None]"
+            value = next(item for item in value if str(item["name"]) == name)
         else:
             value = value[part]
     return value

@@ -28,6 +28,9 @@ MAX_RECORD_BYTES = 64 * MiB
 MAX_RECORD_LINE_BYTES = 1 * MiB
 """One line of events.jsonl; a longer line is skipped with a warning."""
 
+MAX_SECRET_FILE_BYTES = 16 * MiB
+"""A `secrets[].file` copied to the pod (keys, tokens, credentials: kilobytes)."""
+
 MAX_NESTING_DEPTH = 64
 """Mappings and lists inside each other, in YAML and JSON (after expanding YAML aliases)."""
 

@@ -32,6 +32,7 @@ from .wiring import (
     capture_deploy_metadata,
     home_dir,
     random_hex,
+    read_record_bytes,
     read_yaml_document,
     runpod_cloud,
     system_clock,
@@ -125,7 +126,10 @@ def _deploy_metadata(capture: Callable[[Path], dict[str, Any]]) -> Callable[[str
 
 
 def _read_local_file(path: str) -> bytes:
-    return Path(path).read_bytes()
+    """A secret's file, bounded (MAX_SECRET_FILE_BYTES): `file: /dev/zero` must not hang a run."""
+    from pegboard.domain.input_limits import MAX_SECRET_FILE_BYTES
+
+    return read_record_bytes(Path(path), MAX_SECRET_FILE_BYTES)
 
 
 class RunpodDeployContainer(containers.DeclarativeContainer):

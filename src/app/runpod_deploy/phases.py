@@ -23,6 +23,7 @@ from pegboard.domain.gpujob.templates import (
     RenderedRun,
     RenderedSecret,
 )
+from pegboard.domain.input_limits import InputRejected
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
@@ -173,6 +174,8 @@ def secret_payload(
             raise PhaseFailed(
                 f"secret {secret.name!r}: cannot read {secret.file}: {exc.strerror or exc}"
             ) from None
+        except InputRejected as exc:  # past MAX_SECRET_FILE_BYTES
+            raise PhaseFailed(f"secret {secret.name!r}: {secret.file}: {exc}") from None
         return data
     lines = []
     for key, variable in secret.env_keys:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pegboard.domain.gpujob.records import EVENTS_NAME, MANIFEST_NAME, METRICS_NAME, event_row
 from pegboard.domain.gpujob.templates import default_state_file
+from pegboard.domain.input_limits import MAX_CONFIG_BYTES, decode_text, loads_json
 from pegboard.domain.ports.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -113,11 +114,13 @@ class PodPointer:
         self.path = path
 
     def read(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self.path.read_text())
+        from pegboard.app.runpod_deploy.wiring import read_record_bytes  # bounded
+
+        try:  # the path comes from the config (`state_file`): /dev/zero must not hang
+            data = loads_json(decode_text(read_record_bytes(self.path, MAX_CONFIG_BYTES)))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # InputRejected and malformed JSON are ValueErrors
             logger.warning("[state] ignoring unreadable state file %s: %s", self.path, exc)
             return None
         return data if isinstance(data, dict) else None

@@ -135,3 +135,28 @@ def test_config_dev_zero_is_bounded(home: Path, capsys: pytest.CaptureFixture[st
     code, out, err = run(capsys, "validate", "--config", "/dev/zero")
     assert (code, out) == (2, "")
     assert "/dev/zero: larger than 1 MiB" in one_line(err)
+
+
+# --- other files a run reads: secrets and state pointers ---------------------------------------
+
+
+def test_a_secret_file_that_never_ends_is_a_one_line_failure() -> None:
+    from pegboard.app.runpod_deploy.container import _read_local_file
+    from pegboard.app.runpod_deploy.phases import PhaseFailed, Redactor, secret_payload
+    from pegboard.domain.gpujob.templates import RenderedSecret
+
+    secret = RenderedSecret(name="k", destination="/root/k", env=(), file="/dev/zero", mode="0600")
+    with pytest.raises(PhaseFailed, match="secret 'k': /dev/zero: larger than 16 MiB"):
+        secret_payload(secret, environ={}, read_local_file=_read_local_file, redact=Redactor())
+
+
+@pytest.mark.parametrize(
+    "content", [b"[" * 100_000 + b"]" * 100_000, b'{"pod_id": ' + b"9" * 5000 + b"}", b"\xff"]
+)
+def test_a_hostile_state_file_is_ignored_with_a_warning(tmp_path: Path, content: bytes) -> None:
+    from pegboard.app.runpod_deploy.run_records import PodPointer
+
+    path = tmp_path / "state.json"
+    path.write_bytes(content)
+    assert PodPointer(path).read() is None
+    assert PodPointer(Path("/dev/zero")).read() is None

@@ -25,6 +25,10 @@ logger = logging.getLogger(__name__)
 def finish(run: RunState) -> None:
     """After success or failure: best-effort pulls, capture, lifecycle action. Never raises."""
     if run.dry_run or run.pod_id is None or run.backend is None:
+        if not run.dry_run and run.pod_id is None and not run.left_behind:
+            # No pod was made (every create failed, nothing may exist): drop the pointer
+            # written before create. Kept when a pod may exist: it names it by name.
+            run.run_pointer.remove_if_no_pod()
         _note_possible_leftovers(run)
         return
     if (

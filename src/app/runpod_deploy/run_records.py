@@ -136,6 +136,14 @@ class PodPointer:
         self.path.unlink(missing_ok=True)
         return True
 
+    def remove_if_no_pod(self) -> bool:
+        """Unlink a pointer written before create that never got a pod id."""
+        current = self.read()
+        if current is None or current.get("pod_id") is not None:
+            return False
+        self.path.unlink(missing_ok=True)
+        return True
+
 
 RUN_POINTERS_SUBDIR = "runs"
 

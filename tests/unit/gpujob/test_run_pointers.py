@@ -251,3 +251,28 @@ def test_the_084_single_state_file_is_still_read(tmp_path: Path) -> None:
     legacy = home / ".runpod-deploy-current"
     legacy.write_text(json.dumps({"pod_id": "abc", "gpu_id": "G", "image": "i"}))
     assert user_pointers(str(home)) == {str(legacy): json.loads(legacy.read_text())}
+
+
+def test_a_pointer_written_before_create_goes_when_no_pod_was_made(tmp_path: Path) -> None:
+    from pegboard.domain.ports.gpu_cloud import NoCapacity
+
+    h = RunHarness(tmp_path)
+    for _ in range(4):
+        h.cloud.fail_create(error=NoCapacity("none left"))
+    result = h.run()
+    assert result.exit_code == 1 and h.cloud.pods == {}
+    assert _run_pointers(h) == {}
+
+
+def test_a_pointer_written_before_create_stays_when_a_pod_may_exist(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, NoCapacity
+
+    h.cloud.fail_create(error=CreateOutcomeUnknown("502"))
+    for _ in range(3):
+        h.cloud.fail_create(error=NoCapacity("none"))
+    h.cloud.fail_next("find_pods", Transient("lookup failed"))
+    result = h.run()
+    assert result.exit_code == 1
+    (pointer,) = _run_pointers(h).values()
+    assert pointer["pod_id"] is None and pointer["pod_name"].startswith("fakejob-")

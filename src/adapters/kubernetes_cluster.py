@@ -508,6 +508,7 @@ class KubernetesCluster:
         since_time: str | None = None,
         timestamps: bool = True,
         follow: bool = True,
+        tail_lines: int | None = None,
     ) -> KubernetesLogStream:
         query: builtins.list[tuple[str, Any]] = [("container", container)]
         if follow:
@@ -516,6 +517,8 @@ class KubernetesCluster:
             query.append(("timestamps", "true"))
         if since_time:
             query.append(("sinceTime", since_time))
+        if tail_lines is not None:
+            query.append(("tailLines", str(tail_lines)))
         read_timeout = self._log_read_timeout if follow else self._read_timeout
         response = self._open(
             "GET",

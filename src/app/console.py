@@ -105,5 +105,5 @@ def _flush_quietly() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing left to save
+        except (OSError, ValueError, AttributeError):  # closed pipe or stream, or none (`>&-`)
             pass

@@ -184,6 +184,28 @@ def test_log_stream_ends_cleanly_while_running(sandbox: KubernetesSandbox, core:
     core.delete_namespaced_pod("eof-pod", "default")
 
 
+def test_log_response_cap_ends_every_response_cleanly(
+    sandbox: KubernetesSandbox, core: Any
+) -> None:
+    sandbox.faults.update_from_json({"log_response_cap": 7})
+    core.create_namespaced_pod("default", pod_manifest("capped", ["sh", "-c", "echo 0123456789"]))
+    wait_phase(sandbox, "capped", "Succeeded")
+    for _ in range(2):  # every response, not just the next one
+        plain = core.read_namespaced_pod_log("capped", "default", _preload_content=False)
+        assert plain.data == b"0123456"
+    stamped = core.read_namespaced_pod_log(
+        "capped", "default", timestamps=True, _preload_content=False
+    )
+    assert len(stamped.data) == 7 and stamped.data[:4].isdigit()  # a cut timestamp
+    limited = core.read_namespaced_pod_log(
+        "capped", "default", limit_bytes=3, _preload_content=False
+    )
+    assert limited.data == b"012"  # the smaller of limitBytes and the cap
+    sandbox.faults.reset()
+    assert core.read_namespaced_pod_log("capped", "default") == "0123456789\n"
+    core.delete_namespaced_pod("capped", "default")
+
+
 def test_follow_ends_when_the_pod_is_deleted(sandbox: KubernetesSandbox, core: Any) -> None:
     core.create_namespaced_pod(
         "default", pod_manifest("follow-del", ["sh", "-c", "echo up; sleep 30"])

@@ -388,12 +388,14 @@ class FakeCluster:
         since_time: str | None = None,
         timestamps: bool = True,
         follow: bool = True,
+        tail_lines: int | None = None,
     ) -> FakeLogStream:
         params = {
             "container": container,
             "since_time": since_time,
             "timestamps": timestamps,
             "follow": follow,
+            "tail_lines": tail_lines,
         }
         self._begin(FakeRequest("stream_logs", "Pod", namespace, pod, params))
         with self._cond, _as_port_errors():
@@ -416,6 +418,7 @@ class FakeCluster:
             since_nanos=since_nanos,
             timestamps=timestamps,
             follow=follow,
+            tail_lines=tail_lines,
         )
 
     def list_events(

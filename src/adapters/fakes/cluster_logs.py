@@ -10,7 +10,7 @@ import builtins
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_nano
 from pegboard.domain.ports.cluster import LogStreamDropped
@@ -85,8 +85,10 @@ class FakeLogStream:
         since_nanos: int | None,
         timestamps: bool,
         follow: bool,
+        tail_lines: int | None = None,
     ) -> None:
         self._cluster = cluster
+        self.tail_lines = tail_lines
         self._runtime = runtime
         self.container = container
         self.since_nanos = since_nanos
@@ -112,6 +114,14 @@ def read_log(
     """The records a stream sees; a follow waits for more (moving virtual time if it may)."""
     entries = runtime.logs[stream.container]
     index = 0
+    if stream.tail_lines is not None:
+        with cond:  # start at the last N records written so far (markers are no records)
+            records = [i for i, entry in enumerate(entries) if entry.marker is None]
+            wanted = max(0, stream.tail_lines)
+            if wanted == 0:
+                index = len(entries)
+            elif wanted < len(records):
+                index = records[-wanted]
     while True:
         chunk = None
         hook = None
@@ -146,3 +156,80 @@ def read_log(
             hook()
         if chunk is not None:
             yield chunk
+
+
+class FaultyLogStream:
+    """A log stream as a hostile network delivers it: re-split into pieces of `sizes` bytes (in
+    turn), ended cleanly after `cap` bytes (a proxy's response size cap: it may cut a record or
+    its timestamp anywhere) or broken with LogStreamDropped after `cut` bytes."""
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        sizes: builtins.list[int],
+        cap: int | None = None,
+        cut: int | None = None,
+    ) -> None:
+        self._inner = inner
+        self._sizes = [size for size in sizes if size > 0] or [1 << 20]
+        self._cap = cap
+        self._cut = cut
+
+    def __iter__(self) -> Iterator[bytes]:
+        sent = 0
+        turn = 0
+        for chunk in self._inner:
+            pos = 0
+            while pos < len(chunk):
+                size = self._sizes[turn % len(self._sizes)]
+                turn += 1
+                piece = chunk[pos : pos + size]
+                limit, broken = self._limit()
+                if limit is not None and sent + len(piece) >= limit:
+                    piece = piece[: limit - sent]
+                    if piece:
+                        yield piece
+                    if broken:
+                        raise LogStreamDropped("log stream cut by the fault")
+                    return
+                pos += len(piece)
+                sent += len(piece)
+                yield piece
+
+    def _limit(self) -> tuple[int | None, bool]:
+        """The first of the cut (broken) and the cap (clean end), if any."""
+        if self._cut is not None and (self._cap is None or self._cut < self._cap):
+            return self._cut, True
+        return self._cap, False
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class LogFaults:
+    """Wraps a Cluster (FakeCluster, typically): its log streams come in odd pieces, every one
+    capped at `cap` bytes, and the n-th one opened broken after `cuts[n]` bytes (None: whole)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        sizes: builtins.list[int] | None = None,
+        cap: int | None = None,
+        cuts: builtins.list[int | None] | None = None,
+    ) -> None:
+        self._inner = inner
+        self._sizes = list(sizes or ())
+        self.cap = cap
+        self._cuts = list(cuts or ())
+        self.opened = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def stream_logs(self, pod: str, **kwargs: Any) -> FaultyLogStream:
+        stream = self._inner.stream_logs(pod, **kwargs)
+        cut = self._cuts[self.opened] if self.opened < len(self._cuts) else None
+        self.opened += 1
+        return FaultyLogStream(stream, sizes=self._sizes, cap=self.cap, cut=cut)

@@ -12,6 +12,8 @@ import queue
 import threading
 from typing import Any, BinaryIO
 
+import attrs
+
 from pegboard.domain.errors import Interrupted, PortError, RunnerError, Transient
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
@@ -26,7 +28,7 @@ from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
-from .run_outcome import RunOutcome
+from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
 from .startup_events import EVENT_POLL_EVERY, EVENT_POLL_FIRST, EventSurfacer
 from .status import StatusUI, raw_stderr_line
@@ -71,7 +73,7 @@ def run(resolved: ResolvedRun, *, container: Any, dry_run_server: bool) -> int:
             stdout=container.stdout(),
             dump_yaml=container.dump_yaml(),
         )
-    stdout = container.stdout()
+    stdout = container.stdout()  # None when the process was started without one (`>&-`)
     sink = getattr(stdout, "buffer", stdout)  # raw bytes: never re-encoded
     return RunLifecycle(
         resolved, cluster=cluster, clock=container.clock(), ui=ui, stdout=sink
@@ -88,7 +90,7 @@ class RunLifecycle:
         cluster: Cluster,
         clock: Clock,
         ui: StatusUI,
-        stdout: BinaryIO,
+        stdout: BinaryIO | None,
         reconnect_policy: ReconnectPolicy | None = None,
         event_poll_first: float = EVENT_POLL_FIRST,
         event_poll_every: float = EVENT_POLL_EVERY,
@@ -131,7 +133,8 @@ class RunLifecycle:
     # -- the run --------------------------------------------------------------------------------
 
     def execute(self) -> int:
-        """Run to completion; the container's code, or RunnerError (125) / Interrupted (130)."""
+        """Run to completion; the container's code, 122 / 141 when stdout did not get all of its
+        output (see OutputLoss), or RunnerError (125) / Interrupted (130)."""
         target = self.cluster.target()
         self.namespace = self.resolved.namespace or target.namespace or "default"
         self.ui.banner(target.context, self.namespace)
@@ -149,6 +152,13 @@ class RunLifecycle:
             raise RunnerError(outcome.error)
         if outcome.note:
             self.ui.error(outcome.note)
+        if outcome.lost is not None:
+            # Never the container's code: a script must be able to tell that stdout is short.
+            if outcome.lost.quiet_ok:
+                self.ui.warn(outcome.lost.message)
+            else:
+                self.ui.error(outcome.lost.message)
+            return outcome.lost.code
         return outcome.code
 
     def _run(self) -> RunOutcome:
@@ -213,6 +223,7 @@ class RunLifecycle:
         attempt = PodAttempt(self._follow_context())
         self._current = attempt
         outcome = attempt.follow()
+        lost: OutputLoss | None = None
         while self._job_retries(outcome):
             failed = self._pod.name
             self._attempt += 1
@@ -222,8 +233,11 @@ class RunLifecycle:
             )
             if outcome.note:
                 self.ui.detail(outcome.note)
+            lost = lost or outcome.lost
             attempt = self._next_attempt(previous=outcome)
             outcome = attempt.follow()
+        if lost is not None and outcome.lost is None:
+            outcome = attrs.evolve(outcome, lost=lost)  # an earlier pod's output is short
         return outcome
 
     def _follow_context(self) -> FollowContext:

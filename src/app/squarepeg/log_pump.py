@@ -3,21 +3,28 @@
 Runs in a background thread. Every chunk is decoded (timestamp prefixes stripped, replays after a
 reconnect skipped exactly) and written to a binary sink at once, then flushed: no line splitting,
 no added newline, `\\r` passes through. A drop, or a clean end while the container still runs,
-reconnects from `sinceTime` with backoff (a budget per outage). Once the container has terminated
-the log is read without follow to its end: only that read's clean end is final, so a cut just
-before the exit loses nothing.
+reconnects from `sinceTime` with backoff (a budget per outage).
+
+Once the container has terminated the log is read without follow, from the last timestamp
+written, until it is read to a confirmed end: a read that brings nothing new, ends exactly where
+the written output ends (never inside a prefix or a record) and cannot have been cut by a byte cap
+(it is shorter than another response, or else the log's last records, read with `tailLines`,
+are the ones written last). Only then is `complete` set; whenever the pump ends otherwise (budget spent, pod gone,
+stopped, stdout refusing writes) `complete` stays False and `lost` says why, so the run can say
+the output is incomplete instead of trusting it.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 from collections.abc import Callable
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Literal, Protocol, overload
 
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.clock import Clock
-from pegboard.domain.ports.cluster import Cluster, LogStream, LogStreamDropped
+from pegboard.domain.ports.cluster import Cluster, LogStream, LogStreamDropped, ResourceKind
 from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
 from pegboard.domain.squarepeg.log_reconnect import ReconnectBudget, ReconnectPolicy
 
@@ -37,6 +44,14 @@ class Notices(Protocol):
     def warn(self, text: str) -> None: ...
 
 
+class StdoutFailed(Exception):
+    """A write to stdout failed (closed pipe, full disk, closed descriptor): never retried."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class LogPump:
     """Streams one container's log to `sink` in a daemon thread; `stop()` from any thread."""
 
@@ -48,7 +63,7 @@ class LogPump:
         pod: str,
         namespace: str,
         container: str,
-        sink: BinaryIO,
+        sink: BinaryIO | None,
         notices: Notices,
         container_done: threading.Event,
         policy: ReconnectPolicy | None = None,
@@ -69,9 +84,14 @@ class LogPump:
         self._lock = threading.Lock()
         self._stream: LogStream | None = None
         self._thread = threading.Thread(target=self._run, name="squarepeg-logs", daemon=True)
+        self._longest = 0  # bytes of the longest response so far: a byte cap is at least that
+        self._open_failure = ""
         self.finished = threading.Event()
         self.bytes_received = 0  # progress, for a stall watchdog
         self.reconnects = 0
+        self.complete = False  # the log was read to its confirmed end and all of it written
+        self.lost: str | None = None  # why the output may be incomplete, when known
+        self.stdout_error: BaseException | None = None  # stdout refused a write
         self.on_finished: list[Callable[[], None]] = []
 
     def start(self) -> None:
@@ -97,11 +117,16 @@ class LogPump:
     def _run(self) -> None:
         try:
             self._pump()
-        except BrokenPipeError:
-            self._stop.set()  # stdout's reader went away (`| head`): stop writing, run on
+        except StdoutFailed as failed:
+            # stdout's reader went away (`| head`) or it refused the bytes (`> /dev/full`): the
+            # output cannot be delivered, so stop reading; the run goes on and says so at the end.
+            self.stdout_error = failed.cause
+            self.lost = f"could not write to stdout ({_describe(failed.cause)})"
+            self._stop.set()
         except Exception as exc:  # never a thread traceback: say it once and stop streaming
             logger.debug("log pump failed", exc_info=True)
-            self._notices.warn(f"log streaming stopped: {exc}")
+            self.lost = f"log streaming stopped: {exc}"
+            self._notices.warn(self.lost)
         finally:
             self.finished.set()
             for callback in self.on_finished:
@@ -112,19 +137,9 @@ class LogPump:
         while not self._stop.is_set():
             # A stream opened once the container has terminated ends at the log's real end.
             opened_after_exit = self._container_done.is_set()
-            try:
-                stream = self._cluster.stream_logs(
-                    self._pod,
-                    namespace=self._namespace,
-                    container=self._container,
-                    since_time=since,
-                    timestamps=True,
-                    follow=not opened_after_exit,  # a finished log is read to its end
-                )
-            except NotFound:
-                return  # the pod is gone; the lifecycle reports that
-            except PortError as exc:
-                if not self._back_off(f"could not reopen the log stream ({exc})"):
+            stream = self._open(since=since, follow=not opened_after_exit)
+            if stream is None:
+                if self.lost is not None or not self._back_off(self._open_failure):
                     return
                 continue
             with self._lock:
@@ -133,19 +148,26 @@ class LogPump:
                 stream.close()
                 return
             opened = self._clock.monotonic()
-            reason = self._read(stream)
+            reason, received, written = self._read(stream)
             with self._lock:
                 self._stream = None
             if self._stop.is_set():
                 return
+            longest_before, self._longest = self._longest, max(self._longest, received)
+            if written:
+                self._budget.bytes_flowed()  # new output: this outage is over
             if reason is None and opened_after_exit:
-                self._write(self._decoder.finish())
-                return
+                if written:
+                    since = self._resume()  # more came: read on from there
+                    continue
+                reason = self._confirm_end(received, longest_before)
+                if reason is None:
+                    self.complete = True
+                    return
             if reason is None and self._container_done.wait(self._end_grace):
                 # It ended around the container's exit: a clean end then may still be a cut, so
                 # read once more from sinceTime (exactly deduplicated) to be sure nothing is lost.
-                point = self._decoder.resume()
-                since = point.since_time if point is not None else None
+                since = self._resume()
                 continue
             if reason is None:
                 reason = "the log stream ended while the container still runs"
@@ -153,47 +175,137 @@ class LogPump:
                 self._budget.bytes_flowed()
             if not self._back_off(reason):
                 return
-            point = self._decoder.resume()
-            since = point.since_time if point is not None else None
+            since = self._resume()
             self.reconnects += 1
 
-    def _read(self, stream: LogStream) -> str | None:
-        """Copy the stream to the sink; None on a clean end, else why it broke."""
+    def _open(
+        self, *, since: str | None, follow: bool, tail_lines: int | None = None
+    ) -> LogStream | None:
+        """Open the log; None when it could not be (then `_open_failure` says why, and `lost`
+        is set when there is no point in trying again: the pod is gone)."""
+        try:
+            return self._cluster.stream_logs(
+                self._pod,
+                namespace=self._namespace,
+                container=self._container,
+                since_time=since,
+                timestamps=True,
+                follow=follow,
+                **({} if tail_lines is None else {"tail_lines": tail_lines}),
+            )
+        except PortError as exc:
+            if isinstance(exc, NotFound) and self._pod_gone():
+                self._give_up(f"pod {self._pod} is gone, and its log with it")
+            self._open_failure = f"could not reopen the log stream ({exc})"
+            return None
+
+    def _confirm_end(self, received: int, longest_before: int) -> str | None:
+        """None when a read after the exit that brought nothing new shows the log's end; else
+        why not.
+
+        The read must end exactly where the written output ends (never inside a prefix or a
+        record, after every replayed record). A byte cap ends every response it cuts at the same
+        length, so a response shorter than another one (or empty) ended where the log ends; one
+        as long as the longest may have been cut right there, so then the log's last records
+        (`tailLines`: those at the last time written, and one before) must be the ones
+        written last."""
+        if not self._decoder.at_written_end():
+            return "the log read after the container exited was cut short"
+        if received == 0 or received < longest_before:
+            return None
+        written = self._decoder.written_tail()
+        if written is None:
+            return "the log read after the container exited was cut short"
+        stream = self._open(since=None, follow=False, tail_lines=written.tail_lines())
+        if stream is None:
+            return self._open_failure
+        reason, tail, _ = self._read(stream, sink=False)
+        if reason is not None:
+            return reason
+        if written.matches(tail):
+            return None
+        return "the log's last records are not the last ones written: the reads were cut short"
+
+    def _resume(self) -> str | None:
+        """Expect a replay from the last timestamp written: the `sinceTime` to read from."""
+        point = self._decoder.resume()
+        return point.since_time if point is not None else None
+
+    def _pod_gone(self) -> bool:
+        try:
+            return (
+                self._cluster.read(ResourceKind.POD, self._pod, namespace=self._namespace) is None
+            )
+        except PortError:
+            return False  # cannot tell: keep trying within the budget
+
+    @overload
+    def _read(self, stream: LogStream) -> tuple[str | None, int, int]: ...
+
+    @overload
+    def _read(
+        self, stream: LogStream, *, sink: Literal[False]
+    ) -> tuple[str | None, bytes, int]: ...
+
+    def _read(self, stream: LogStream, *, sink: bool = True) -> tuple[str | None, Any, int]:
+        """Copy the stream to the sink: (None on a clean end, else why it broke; bytes received;
+        output bytes written). A failed write to stdout raises StdoutFailed. With sink=False the
+        bytes are kept instead (a short probe) and returned in place of their count."""
+        received = written = 0
+        kept: list[bytes] = []
         try:
             for chunk in stream:
                 if not chunk:
                     continue
+                received += len(chunk)
                 self.bytes_received += len(chunk)
-                self._budget.bytes_flowed()
-                self._write_parts(self._decoder.feed_parts(chunk))
+                if sink:
+                    written += self._write_parts(self._decoder.feed_parts(chunk))
+                else:
+                    kept.append(chunk)
         except LogStreamDropped as exc:
-            return f"the log stream dropped ({exc})"
+            reason: str | None = f"the log stream dropped ({exc})"
         except (PortError, OSError) as exc:
-            if isinstance(exc, BrokenPipeError):
-                raise
-            return f"the log stream failed ({exc})"
+            reason = f"the log stream failed ({exc})"
+        else:
+            reason = None
         finally:
             try:
                 stream.close()
             except Exception:
                 logger.debug("closing the log stream failed", exc_info=True)
-        return None
+        return reason, (received if sink else b"".join(kept)), written
 
-    def _write(self, data: bytes) -> None:
-        if data:
-            self._sink.write(data)
-            self._sink.flush()
-
-    def _write_parts(self, parts: list[bytes]) -> None:
-        if parts:
+    def _write_parts(self, parts: list[bytes]) -> int:
+        if not parts:
+            return 0
+        size = sum(map(len, parts))
+        if not size:
+            return 0
+        try:
+            if self._sink is None:
+                raise OSError(errno.EBADF, "stdout is closed")
             self._sink.writelines(parts)  # big pieces go straight through, small ones coalesce
             self._sink.flush()
+        except (OSError, ValueError) as exc:  # ValueError: a closed file object
+            raise StdoutFailed(exc) from exc
+        return size
+
+    def _give_up(self, reason: str) -> None:
+        self.lost = reason
+        self._notices.warn(f"{reason}; output may be incomplete")
 
     def _back_off(self, reason: str) -> bool:
         """Wait before the next attempt; False when this outage's budget is spent or we stop."""
         delay = self._budget.next_delay()
         if delay is None:
-            self._notices.warn(f"{reason}; giving up on the log stream, output may be incomplete")
+            self._give_up(f"{reason}; giving up on the log stream")
             return False
         self._notices.detail(f"{reason}; reconnecting in {delay:.1f}s")
         return not self._stop.wait(delay)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__

@@ -8,6 +8,7 @@ followed by a new PodAttempt; the earlier one is retired and its messages become
 
 from __future__ import annotations
 
+import errno
 import queue
 import threading
 from collections.abc import Callable
@@ -18,7 +19,9 @@ import attrs
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
 from pegboard.domain.squarepeg.exit_codes import (
+    OUTPUT_INCOMPLETE,
     RUNNER_FAILED,
+    STDOUT_CLOSED,
     ExitOutcome,
     exit_outcome,
     terminated_state,
@@ -36,7 +39,7 @@ from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from .job_pods import FollowedPod
 from .log_pump import LogPump
 from .pod_watch import LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher, pod_selectors
-from .run_outcome import RunOutcome
+from .run_outcome import OutputLoss, RunOutcome
 from .startup_events import EventSurfacer, Involved
 from .status import StatusUI
 
@@ -51,7 +54,7 @@ class FollowContext:
     cluster: Cluster
     clock: Clock
     ui: StatusUI
-    stdout: BinaryIO
+    stdout: BinaryIO | None  # None when the process has no stdout (`>&-`)
     namespace: str
     name: str  # the Pod or Job created
     job_uid: str | None
@@ -81,6 +84,7 @@ class PodAttempt:
         self.latest: JsonObject | None = None
         self.started = False
         self.retired = False
+        self.pump_stopped: str | None = None  # why the pump was stopped before its end
 
     def stop_pump(self) -> None:
         if self.pump is not None:
@@ -226,6 +230,7 @@ class PodAttempt:
                         self.ctx.ui.warn(
                             "the log stream stalled after the container ended; stopping it"
                         )
+                        self.pump_stopped = "the log stream stalled after the container ended"
                         pump.stop()
                         pump.join(1.0)
                         break
@@ -235,7 +240,27 @@ class PodAttempt:
                     return RunOutcome(130, interrupted=True)
         if not outcome.terminated:
             return RunOutcome(RUNNER_FAILED, error=outcome.note or "the container never terminated")
-        return RunOutcome(outcome.code, note=outcome.note)
+        return RunOutcome(outcome.code, note=outcome.note, lost=self._output_loss(outcome.code))
+
+    def _output_loss(self, code: int) -> OutputLoss | None:
+        """None when every byte of the log reached stdout exactly once; else what to say."""
+        pump = self.pump
+        if pump is None or pump.complete:
+            return None
+        exited = f"the container exited with code {code}"
+        error = pump.stdout_error
+        if error is not None and _closed_pipe(error):
+            return OutputLoss(
+                STDOUT_CLOSED,
+                f"stdout was closed (broken pipe); the rest of the output was discarded; "
+                f"{exited}; exiting {STDOUT_CLOSED}",
+                quiet_ok=True,
+            )
+        reason = pump.lost or self.pump_stopped or "the end of the log was never confirmed"
+        return OutputLoss(
+            OUTPUT_INCOMPLETE,
+            f"output incomplete: {reason}; {exited}; exiting {OUTPUT_INCOMPLETE}",
+        )
 
     def _ended(self, pod: JsonObject) -> bool:
         phase = (pod.get("status") or {}).get("phase")
@@ -243,6 +268,8 @@ class PodAttempt:
 
     def _gone_before_end(self, pod: JsonObject) -> RunOutcome:
         self.container_done.set()
+        if self.pump is not None and not self.pump.finished.is_set():
+            self.pump_stopped = f"pod {self.ctx.pod.name} was deleted before its log was read"
         self.stop_pump()
         if terminated_state(pod, self.container) is not None:
             return self._finish(exit_outcome(pod, self.container))
@@ -308,3 +335,7 @@ class PodAttempt:
         """Show Warning events (or, on failure, any event) about our Job and pod once each."""
         ctx = self.ctx
         ctx.events.surface(self._event_targets(), namespace=ctx.namespace, all_types=all_types)
+
+
+def _closed_pipe(error: BaseException) -> bool:
+    return isinstance(error, BrokenPipeError) or getattr(error, "errno", None) == errno.EPIPE

@@ -96,8 +96,11 @@ class StatusUI:
             return
         with self._lock:
             clear = "\r\x1b[2K" if self._spinner_text is not None else ""
-            self.stream.write(f"{clear}{self.prefix}{self._paint(level, text)}\n")
-            self.stream.flush()
+            # A closed or full stderr loses the message, never the run (the exit code still
+            # tells): no traceback from a status line.
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                self.stream.write(f"{clear}{self.prefix}{self._paint(level, text)}\n")
+                self.stream.flush()
 
     def banner(self, context: str, namespace: str) -> None:
         self._line("step", f"using context {context!r}, namespace {namespace!r}")
@@ -146,8 +149,9 @@ class StatusUI:
             thread.join(timeout=1.0)
             with self._lock:
                 self._spinner_text = None
-                self.stream.write("\r\x1b[2K")
-                self.stream.flush()
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    self.stream.write("\r\x1b[2K")
+                    self.stream.flush()
 
     def _spin(self, text: str, stop: threading.Event) -> None:
         started = time.monotonic()
@@ -167,8 +171,9 @@ class StatusUI:
             with self._lock:
                 if stop.is_set():
                     return
-                self.stream.write(f"\r\x1b[2K{self._paint('wait', line)}")
-                self.stream.flush()
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    self.stream.write(f"\r\x1b[2K{self._paint('wait', line)}")
+                    self.stream.flush()
             frame += 1
 
 

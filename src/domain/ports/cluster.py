@@ -140,8 +140,11 @@ class Cluster(Protocol):
         since_time: str | None = None,
         timestamps: bool = True,
         follow: bool = True,
+        tail_lines: int | None = None,
     ) -> LogStream:
-        """Open the container's log; with timestamps each line starts with an RFC3339Nano time and a space."""
+        """Open the container's log; with timestamps each line starts with an RFC3339Nano time and a space.
+
+        `tail_lines` starts at the last N records (`tailLines`), e.g. to check where a log ends."""
         ...
 
     def list_events(

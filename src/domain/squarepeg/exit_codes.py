@@ -12,6 +12,13 @@ OOM_KILLED = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed proces
 MAX_EXIT_CODE = 255
 # Terminated reasons that mean the process never ran (containerd/CRI-O; Docker's dockershim).
 START_FAILURES = ("StartError", "ContainerCannotRun")
+# The container's output did not all reach stdout (the log could not be read to its confirmed end,
+# or stdout refused a write): never the container's code, so a script can tell. 122 sits below
+# docker's own 125-127 and clear of what commands commonly mean: 1-2 (failures, usage), 64-78
+# (sysexits), 123 (xargs), 124 (timeout), 126/127 (shell), 128+N (signals), 255 (ssh, overflow).
+OUTPUT_INCOMPLETE = 122
+# stdout's reader went away (`| head`): what a shell reports for a tool killed by SIGPIPE.
+STDOUT_CLOSED = 141
 
 
 @attrs.frozen

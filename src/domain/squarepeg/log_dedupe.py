@@ -58,6 +58,48 @@ class ResumePoint:
     partial_bytes: int | None  # content bytes written of the unfinished record at that time
 
 
+@attrs.frozen
+class WrittenTail:
+    """The last records written: the log's end, if it ends there."""
+
+    stamp: str  # the last written record's timestamp, verbatim
+    nanos: int
+    records_at_time: int  # records written at that time, an unfinished last one included
+    last_length: int  # content bytes written of the last record
+    last_ended: bool  # it ended (newline, or the runtime's record size)
+    earlier: bool  # a record with an earlier time was written before them
+
+    def tail_lines(self) -> int:
+        """How many records to ask `tailLines` for: those at the last time, and one before."""
+        return self.records_at_time + (1 if self.earlier else 0)
+
+    def matches(self, tail: bytes) -> bool:
+        """Whether `tail` (the log read with `tailLines=tail_lines()` and timestamps) is exactly
+        the records written last: one earlier record if any was written, the records at the
+        last time, and the last one as long as written. A newer record, one more at that time,
+        a longer last record or a response cut short all fail."""
+        ended = tail.endswith(b"\n")
+        if ended != self.last_ended:
+            return False  # also a record ended by the runtime's size limit: not told, so failed
+        records = (tail[:-1] if ended else tail).split(b"\n")
+        if len(records) != self.tail_lines():
+            return False
+        ends: list[int] = []
+        for index, record in enumerate(records):
+            match = _PREFIX.match(record)
+            nanos = _nanos(match.group()[:-1]) if match is not None else None
+            if match is None or nanos is None:
+                return False
+            if self.earlier and index == 0:
+                if nanos >= self.nanos:
+                    return False
+            elif nanos != self.nanos:
+                return False
+            ends.append(match.end())
+        content = len(records[-1]) - ends[-1] + (1 if ended else 0)
+        return content == self.last_length
+
+
 class _Mode(enum.Enum):
     RECORD_START = "start"
     CONTENT = "content"  # inside a record: write its bytes (after skipping `_skip` of them)
@@ -95,6 +137,7 @@ class TimestampedLogDecoder:
         self._records_at_last = 0  # records started at the last time, an unfinished one included
         self._open = False  # the last timed record written is unfinished
         self._open_bytes = 0  # its content bytes written so far
+        self._earlier = False  # a timed record with an earlier time was written too
 
     def resume_point(self) -> ResumePoint | None:
         """The reconnect point, or None when nothing was written yet (replay from the start)."""
@@ -112,6 +155,40 @@ class TimestampedLogDecoder:
         self._mode = _Mode.RECORD_START
         self._replay = _Replay(point) if point is not None else None
         return point
+
+    def written_tail(self) -> WrittenTail | None:
+        """What the end of the log must look like if nothing follows what was written; None
+        before any timed record was written."""
+        if self._last_ts is None or self._last_nanos is None:
+            return None
+        return WrittenTail(
+            stamp=self._last_ts.decode("ascii"),
+            nanos=self._last_nanos,
+            records_at_time=self._records_at_last,
+            last_length=self._open_bytes,
+            last_ended=not self._open,
+            earlier=self._earlier,
+        )
+
+    def at_written_end(self) -> bool:
+        """Whether the input so far ends exactly where the written output ends: no prefix cut
+        short, no record begun and not written in full, and (after `resume()`) every record
+        written at the resume point seen again. A read that brought nothing new and ends here
+        may be the log's end; one that ends anywhere else was cut."""
+        if self._pending:
+            return False
+        replay = self._replay
+        if replay is not None:
+            point = replay.point
+            return (
+                self._mode is _Mode.RECORD_START
+                and point.partial_bytes is None
+                and replay.complete_seen >= point.complete_records
+            )
+        if self._mode is _Mode.CONTENT:
+            # The last record without its newline, as written; a bare prefix is only a cut.
+            return self._timed and self._skip == 0 and self._open_bytes > 0
+        return self._mode is _Mode.RECORD_START
 
     def finish(self) -> bytes:
         """The stream really ended: a fragment that never became a prefix is output as-is."""
@@ -203,6 +280,7 @@ class TimestampedLogDecoder:
         if ts != self._last_ts:
             nanos = _nanos(ts)
             if nanos is None or nanos != self._last_nanos:
+                self._earlier = self._earlier or self._last_ts is not None
                 self._records_at_last = 0
             self._last_ts, self._last_nanos = ts, nanos
         self._records_at_last += count
@@ -306,6 +384,7 @@ class TimestampedLogDecoder:
         out.append(body)
         self._note_records(prefix[:-1], len(pieces))
         self._open = False
+        self._open_bytes = len(pieces[-1])  # the last record (split keeps its newline)
         return stop
 
     def _mixed_times(
@@ -326,9 +405,11 @@ class TimestampedLogDecoder:
         run = _run_start(data, start, last, data[last : match.end()])
         if run > start:  # an earlier time is in this window: the last time's run starts here
             self._last_ts = self._last_nanos = None
+            self._earlier = True
             records = data.count(b"\n", run, stop)
         self._note_records(data[last : match.end() - 1], records)
         self._open = False
+        self._open_bytes = stop - match.end()  # the last record's content
         out.append(body)
         return stop
 

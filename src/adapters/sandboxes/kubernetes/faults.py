@@ -55,6 +55,9 @@ class Faults:
     oom_after_bytes: int | None = None  # OOMKill once a (matching) container wrote this many bytes
     delete_pod_after_seconds: float | None = None  # the pod is deleted underneath after this long
     init_container_waiting_reason: str | None = None  # first init container waits forever with it
+    # Every log response ends cleanly after this many body bytes, like a proxy with a response
+    # size cap (it may cut a record, or its timestamp, anywhere).
+    log_response_cap: int | None = None
     reject: list[RejectRule] = field(default_factory=list)
     log_drop: list[LogDrop] = field(default_factory=list)
 
@@ -103,6 +106,13 @@ class Faults:
                     _consume(self.log_drop, drop)
                     return drop
         return None
+
+    def log_budget(self, limit_bytes: int | None) -> int | None:
+        """How many body bytes a log response may carry: the client's limitBytes and the cap."""
+        cap = self.log_response_cap
+        if cap is None:
+            return limit_bytes
+        return cap if limit_bytes is None else min(cap, limit_bytes)
 
     # -- per-pod decisions ---------------------------------------------------------------------------
 

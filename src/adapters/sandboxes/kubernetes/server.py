@@ -828,7 +828,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _stream_log(self, log: Any, query: LogQuery, *, follow: bool, pod: str) -> None:
         state = self.server.state
         drop = state.faults.take_log_drop(pod)
-        budget = query.limit_bytes
+        budget = state.faults.log_budget(query.limit_bytes)
         index, offset = log.start_index(query)
         sent = 0
         self._start_chunked("text/plain")

@@ -1,0 +1,144 @@
+"""The output promise end to end: the installed `squarepeg` against the Kubernetes API sandbox
+with log faults. Either stdout gets every byte exactly once and the exit code is the
+container's, or squarepeg says so on stderr and exits OUTPUT_INCOMPLETE (122) or, when stdout's
+reader went away, STDOUT_CLOSED (141); the pod is cleaned up in every case."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE, STDOUT_CLOSED
+
+pytestmark = pytest.mark.slow
+
+# Several chunks with their own timestamps, so a cap can cut between and inside records.
+LINES = "for i in 1 2 3 4 5 6; do echo line-$i-of-the-output; sleep 0.05; done"
+EXPECTED = b"".join(b"line-%d-of-the-output\n" % i for i in range(1, 7))
+
+
+def squarepeg_bin() -> str:
+    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("the squarepeg console script is not installed next to this interpreter")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[KubernetesSandbox]:
+    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def healthy(sandbox: KubernetesSandbox) -> Iterator[None]:
+    sandbox.faults.reset()
+    yield
+    sandbox.faults.reset()
+
+
+@pytest.fixture
+def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
+    return {
+        "HOME": str(tmp_path),
+        "KUBECONFIG": str(sandbox.kubeconfig_path),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
+    }
+
+
+def mine(sandbox: KubernetesSandbox, env: dict[str, str]) -> list[str]:
+    user = env["LOGNAME"]
+    return [
+        obj["metadata"]["name"]
+        for obj in sandbox.pods()
+        if obj["metadata"].get("labels", {}).get("squarepeg.io/created-by") == user
+    ]
+
+
+def run(env: dict[str, str], *argv: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [squarepeg_bin(), "run", *argv], env=env, stderr=subprocess.PIPE, timeout=60, **kwargs
+    )
+
+
+def test_a_cap_that_still_lets_reads_progress_loses_nothing(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    sandbox.faults.log_response_cap = 100  # ~2.5 records a response: cut inside a timestamp
+    result = run(env, "alpine", "sh", "-c", LINES)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == EXPECTED
+    assert mine(sandbox, env) == []
+
+
+def test_a_cap_too_small_to_progress_is_reported_not_trusted(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    # Every response ends 3 bytes into the next record's timestamp: no read ever gets further.
+    sandbox.faults.log_response_cap = 31 + len(b"line-1-of-the-output\n") + 3
+    result = run(env, "alpine", "sh", "-c", "echo line-1-of-the-output; sleep 0.3; " + LINES)
+    assert result.returncode == OUTPUT_INCOMPLETE, result.stderr
+    assert b"output incomplete" in result.stderr
+    assert b"exited with code 0" in result.stderr
+    assert result.stdout == b"line-1-of-the-output\n"  # a prefix, never a timestamp fragment
+    assert mine(sandbox, env) == []
+
+
+def test_a_log_endpoint_answering_404_is_reported(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    sandbox.faults.reject_next("GET", r"/log\b", 404, message="not found", times=1000)
+    result = run(env, "alpine", "echo", "hello")
+    assert result.returncode == OUTPUT_INCOMPLETE, result.stderr
+    assert b"output may be incomplete" in result.stderr
+    assert b"output incomplete" in result.stderr
+    assert result.stdout == b""
+    assert mine(sandbox, env) == []
+
+
+def test_stdout_on_a_full_disk_is_one_line_and_not_retried(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    with open("/dev/full", "wb") as full:
+        result = run(env, "alpine", "sh", "-c", LINES, stdout=full)
+    assert result.returncode == OUTPUT_INCOMPLETE, result.stderr
+    assert b"No space left on device" in result.stderr
+    assert b"reconnecting" not in result.stderr  # a write failure is no stream failure
+    assert b"Traceback" not in result.stderr
+    assert mine(sandbox, env) == []
+
+
+def test_a_closed_stdout_is_reported_without_a_traceback(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    result = run(env, "alpine", "echo", "hello", stdout=None, pass_fds=(), close_fds=True,
+                 preexec_fn=lambda: os.close(1))  # fmt: skip
+    assert result.returncode == OUTPUT_INCOMPLETE, result.stderr
+    assert b"Traceback" not in result.stderr
+    assert b"stdout" in result.stderr
+    assert mine(sandbox, env) == []
+
+
+def test_stdout_reader_going_away_exits_141_and_cleans_up(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        result = run(env, "alpine", "sh", "-c", LINES, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert result.returncode == STDOUT_CLOSED, result.stderr
+    assert b"Traceback" not in result.stderr
+    assert b"reconnecting" not in result.stderr
+    assert mine(sandbox, env) == []

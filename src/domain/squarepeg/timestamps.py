@@ -32,13 +32,6 @@ def parse_rfc3339_nanos(text: str) -> int:
     return whole * NANOS + int((fraction or "0").ljust(9, "0"))
 
 
-def format_rfc3339_nanos(nanos: int) -> str:
-    """Epoch nanoseconds as RFC3339Nano in UTC with all nine fraction digits."""
-    seconds, fraction = divmod(nanos, NANOS)
-    stamp = dt.datetime.fromtimestamp(seconds, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{stamp}.{fraction:09d}Z"
-
-
 def parse_rfc3339_seconds(text: str | None) -> float | None:
     """Epoch seconds of an RFC3339 time, or None when absent or malformed."""
     if not text:

@@ -131,3 +131,54 @@ def test_long_runs_of_one_timestamp_and_an_out_of_order_record() -> None:
         assert out == b"".join(d for _, d in records)
     point = decoder.resume_point()
     assert point is not None and point.since_time == T2
+
+
+# -- where a read ends, and the log's tail (issue 7: output cut short) ---------------------------
+
+STAMP1 = b"2026-01-01T00:00:01.000000000Z "
+STAMP2 = b"2026-01-01T00:00:02.000000000Z "
+
+
+def test_a_cut_timestamp_is_never_the_written_end_nor_output() -> None:
+    decoder = TimestampedLogDecoder()
+    assert decoder.feed(STAMP1 + b"one\n" + STAMP2[:10]) == b"one\n"
+    assert not decoder.at_written_end()  # a response that ended here was cut
+    decoder.resume()
+    assert decoder.feed(STAMP1 + b"one\n") == b""
+    assert decoder.at_written_end()  # the replay, exactly, and nothing after it
+
+
+def test_a_bare_prefix_is_a_cut_but_a_last_line_without_newline_is_an_end() -> None:
+    decoder = TimestampedLogDecoder()
+    decoder.feed(STAMP1 + b"one\n" + STAMP2)
+    assert not decoder.at_written_end()
+    decoder.feed(b"tail")
+    assert decoder.at_written_end()
+
+
+def test_the_written_tail_matches_only_the_records_written_last() -> None:
+    decoder = TimestampedLogDecoder()
+    decoder.feed(STAMP1 + b"a\n" + STAMP2 + b"same\n" + STAMP2 + b"same\n")
+    tail = decoder.written_tail()
+    assert tail is not None and tail.tail_lines() == 3
+    assert tail.matches(STAMP1 + b"a\n" + STAMP2 + b"same\n" + STAMP2 + b"same\n")
+    assert not tail.matches(
+        STAMP2 + b"same\n" + STAMP2 + b"same\n" + STAMP2 + b"same\n"
+    )  # one more at STAMP2
+    assert not tail.matches(
+        STAMP2 + b"same\n" + STAMP2 + b"same\n" + STAMP2.replace(b":02", b":03") + b"x\n"
+    )
+    assert not tail.matches(
+        STAMP1 + b"a\n" + STAMP2 + b"same\n" + STAMP2 + b"samer\n"
+    )  # a longer last one
+    assert not tail.matches(STAMP1 + b"a\n" + STAMP2 + b"same\n" + STAMP2 + b"sa")  # cut short
+    assert not tail.matches(b"")
+
+
+def test_the_written_tail_of_an_unfinished_last_line() -> None:
+    decoder = TimestampedLogDecoder(fast=False)
+    decoder.feed(STAMP1 + b"no newline")
+    tail = decoder.written_tail()
+    assert tail is not None and tail.tail_lines() == 1
+    assert tail.matches(STAMP1 + b"no newline")
+    assert not tail.matches(STAMP1 + b"no newline, and more\n")

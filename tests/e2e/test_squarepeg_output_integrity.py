@@ -142,3 +142,20 @@ def test_stdout_reader_going_away_exits_141_and_cleans_up(
     assert b"Traceback" not in result.stderr
     assert b"reconnecting" not in result.stderr
     assert mine(sandbox, env) == []
+
+
+def test_dry_run_to_a_refusing_stdout_is_one_line_not_a_traceback(env: dict[str, str]) -> None:
+    with open("/dev/full", "wb") as full:
+        result = run(env, "--dry-run", "alpine", stdout=full)
+    assert result.returncode == OUTPUT_INCOMPLETE
+    assert result.stderr == b"squarepeg: could not write to stdout (No space left on device)\n"
+    closed = run(env, "--dry-run", "alpine", stdout=None, preexec_fn=lambda: os.close(1))
+    assert closed.returncode == OUTPUT_INCOMPLETE
+    assert b"Traceback" not in closed.stderr
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        piped = run(env, "--dry-run", "alpine", stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert (piped.returncode, piped.stderr) == (STDOUT_CLOSED, b"")

@@ -220,10 +220,11 @@ def execute(request: RunRequest, container: Any = None) -> int:
     if request.tty and not request.interactive:
         stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
     if request.dry_run:
-        stdout = container.stdout()
-        stdout.write(container.dump_yaml()(resolved.manifest))
-        stdout.flush()
-        return 0
+        from pegboard.app.squarepeg.status import write_stdout_text
+
+        return write_stdout_text(
+            container.stdout(), container.dump_yaml()(resolved.manifest), stderr
+        )
     from pegboard.app.squarepeg import lifecycle
 
     return lifecycle.run(resolved, container=container, dry_run_server=request.dry_run_server)

@@ -9,12 +9,15 @@ hint. --quiet silences everything except the final error line and the second-int
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import TextIO
+
+from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE, STDOUT_CLOSED
 
 _RESET = "\x1b[0m"
 _STYLES = {
@@ -181,3 +184,24 @@ def raw_stderr_line(prefix: str, text: str) -> None:
     """Write one line straight to fd 2, safe inside a signal handler (no buffered-IO reentry)."""
     with contextlib.suppress(OSError):
         os.write(2, f"{prefix}{text}\n".encode(errors="replace"))
+
+
+def write_stdout_text(stdout: TextIO | None, text: str, stderr: TextIO | None) -> int:
+    """Print a command's whole result on stdout: 0, or the output-promise codes when stdout
+    refuses it (141 when its reader went away, silently; 122 with one line otherwise), never a
+    traceback (issue 7: a failed write to stdout)."""
+    try:
+        if stdout is None:
+            raise OSError(errno.EBADF, "stdout is closed")
+        stdout.write(text)
+        stdout.flush()
+    except BrokenPipeError:
+        return STDOUT_CLOSED
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if stderr is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stderr.write(f"squarepeg: could not write to stdout ({reason})\n")
+                stderr.flush()
+        return OUTPUT_INCOMPLETE
+    return 0

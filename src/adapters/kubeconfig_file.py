@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pegboard.adapters.bounded_files import read_bounded_text
+from pegboard.domain.input_limits import MAX_RECORD_BYTES
+
 
 def kubeconfig_paths(env: Mapping[str, str], home: Path) -> list[Path]:
     """The kubeconfig files kubectl would read, in order (existing or not)."""
@@ -35,8 +38,9 @@ def load_documents(paths: list[Path]) -> list[dict[str, Any]]:
     for path in paths:
         if not path.is_file():
             continue
-        with path.open(encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
+        # Bounded like every file pegboard reads; kubeconfigs with embedded certificates for
+        # many clusters run to megabytes, so the records' limit rather than the configs'.
+        document = yaml.safe_load(read_bounded_text(path, limit=MAX_RECORD_BYTES))
         if not isinstance(document, dict):
             raise ValueError(f"{path}: not a kubeconfig mapping")
         documents.append(document)

@@ -154,3 +154,10 @@ def test_light_reader_degrades_to_none(tmp_path: Path, content: str) -> None:
 
 def test_light_reader_without_any_kubeconfig(tmp_path: Path) -> None:
     assert read_kubeconfig_namespace(None, {}, tmp_path) is None
+
+
+def test_an_endless_kubeconfig_is_read_bounded(tmp_path: Path) -> None:
+    huge = tmp_path / "config"
+    with huge.open("wb") as handle:  # sparse: 200 MiB that were read whole before
+        handle.truncate(200 * 1024 * 1024)
+    assert read_kubeconfig_namespace(None, {"KUBECONFIG": str(huge)}, tmp_path) is None

@@ -47,10 +47,12 @@ gigabytes, dollars, user ids. Far above any real value; keeps every conversion (
 timedelta, to a deadline) finite and exact."""
 
 MAX_RENDERED_CHARS = 1_000_000
-"""One rendered template (a variable or a field) of a runpod-deploy config."""
+"""One rendered template (a runpod-deploy variable or field), one squarepeg string after
+`${VAR}` interpolation."""
 
 MAX_TOTAL_RENDERED_CHARS = 8_000_000
-"""Everything one runpod-deploy config renders to, all variables and fields together."""
+"""Everything one runpod-deploy config renders to (variables and fields together), or one
+squarepeg config layer after interpolation."""
 
 
 class InputRejected(ValueError):

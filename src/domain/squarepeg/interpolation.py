@@ -8,6 +8,10 @@
 
 Only string values are touched, never mapping keys; the results are strings and are never
 re-expanded. Every problem in a document is reported at once.
+
+Output is bounded like runpod-deploy's templates: one string may expand to at most
+MAX_RENDERED_CHARS and a document to MAX_TOTAL_RENDERED_CHARS (a 1 MiB file of `${PATH}`
+would otherwise become gigabytes).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import attrs
 
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
+from pegboard.domain.input_limits import MAX_RENDERED_CHARS, MAX_TOTAL_RENDERED_CHARS
 
 _REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 _SHOWN_REFERENCE_CHARS = 40
@@ -45,10 +50,17 @@ def interpolate_string(text: str, environ: Mapping[str, str]) -> str:
 def interpolate_document(doc: SourceDocument, environ: Mapping[str, str]) -> SourceDocument:
     """A copy of `doc` with every string value interpolated; ConfigError lists every problem."""
     problems: list[ConfigProblem] = []
+    total = 0  # characters produced so far; past the limit, strings are left as written
 
     def walk(value: Any, path: KeyPath) -> Any:
+        nonlocal total
         if isinstance(value, str):
             result, found = _interpolate(value, environ)
+            before, total = total, total + len(result)
+            if total > MAX_TOTAL_RENDERED_CHARS and result is not value:
+                result = value
+                if before <= MAX_TOTAL_RENDERED_CHARS:  # reported once, where it crossed
+                    found = [_too_long(f"the file expands to more than {MAX_TOTAL_RENDERED_CHARS}")]
             problems.extend(
                 ConfigProblem(
                     source=doc.source,
@@ -82,9 +94,13 @@ def _interpolate(text: str, environ: Mapping[str, str]) -> tuple[str, list[Inter
     out: list[str] = []
     problems: list[InterpolationProblem] = []
     position = 0
+    size = 0
     for start, end, replacement, problem in _scan(text, environ):
         out.append(text[position:start])
         out.append(replacement)
+        size += start - position + len(replacement)
+        if size > MAX_RENDERED_CHARS:  # checked as it grows: never built past the limit
+            return text, [_too_long(f"expands to more than {MAX_RENDERED_CHARS}")]
         if problem is not None:
             problems.append(problem)
         position = end
@@ -125,6 +141,10 @@ def _scan(
             else:
                 yield index, close + 1, value, None
         index = text.find("$", close + 1)
+
+
+def _too_long(what: str) -> InterpolationProblem:
+    return InterpolationProblem(f"{what} characters once ${{VAR}} references are filled in")
 
 
 def _unset(name: str) -> InterpolationProblem:

@@ -155,3 +155,31 @@ def test_env_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
         home=tmp_path,
     )
     assert result.code == 2 and "not valid UTF-8 text" in result.stderr
+
+
+# --- ${VAR} interpolation is bounded (a sibling of runpod-deploy's variable bomb) --------------
+
+
+def test_one_string_that_expands_past_the_limit_is_refused() -> None:
+    from pegboard.domain.squarepeg.interpolation import interpolate_document
+
+    doc = parse_yaml_document('a: "' + "${X}" * 2000 + '"\n', source="c.yaml")
+    with pytest.raises(ConfigError, match=r"c\.yaml:1: a: expands to more than 1000000 characters"):
+        interpolate_document(doc, {"X": "x" * 1000})
+
+
+def test_a_document_that_expands_past_the_total_is_refused_once() -> None:
+    from pegboard.domain.squarepeg.interpolation import interpolate_document
+
+    text = "".join(f'k{i}: "' + "${X}" * 9 + '"\n' for i in range(1000))
+    with pytest.raises(ConfigError) as caught:
+        interpolate_document(parse_yaml_document(text, source="c.yaml"), {"X": "x" * 1000})
+    [problem] = caught.value.problems
+    assert "the file expands to more than 8000000 characters" in str(problem)
+
+
+def test_ordinary_interpolation_is_untouched() -> None:
+    from pegboard.domain.squarepeg.interpolation import interpolate_document
+
+    doc = parse_yaml_document('a: "${X}-$${Y}"\nb: [1, "${X:-d}"]\n', source="c.yaml")
+    assert interpolate_document(doc, {"X": "v"}).data == {"a": "v-${Y}", "b": [1, "v"]}

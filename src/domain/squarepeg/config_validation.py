@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -224,6 +225,7 @@ def _env_value(value: Any) -> str:
 def _opaque() -> Any:
     def hook(value: Any, _: Any) -> dict[str, Any]:
         copied: dict[str, Any] = copy_tree(_require_mapping(value))
+        _check_json_numbers(copied)
         return copied
 
     return override(struct_hook=hook)
@@ -231,12 +233,27 @@ def _opaque() -> Any:
 
 def _job_spec(value: Any, _: Any) -> dict[str, Any]:
     spec: dict[str, Any] = copy_tree(_require_mapping(value))
+    _check_json_numbers(spec)
     if "template" in spec:
         raise ValueError(
             "'template' is built by squarepeg; put pod settings under kubernetes.spec and "
             "kubernetes.metadata (they are re-homed under the Job's template)"
         )
     return spec
+
+
+def _check_json_numbers(tree: Any) -> None:
+    """Passthrough goes to the apiserver as JSON, which has no .inf or .nan: refuse them here
+    (the request would carry `Infinity` and fail remotely). Depth is bounded by the loader."""
+    stack = [tree]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{value} is not a JSON number; the apiserver cannot accept it")
+        if isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 def _require_mapping(value: Any, *, what: str = "a mapping") -> Mapping[Any, Any]:

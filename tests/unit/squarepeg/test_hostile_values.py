@@ -183,3 +183,10 @@ def test_ordinary_interpolation_is_untouched() -> None:
 
     doc = parse_yaml_document('a: "${X}-$${Y}"\nb: [1, "${X:-d}"]\n', source="c.yaml")
     assert interpolate_document(doc, {"X": "v"}).data == {"a": "v-${Y}", "b": [1, "v"]}
+
+
+@pytest.mark.parametrize("literal", [".inf", "-.inf", ".nan", "1.0e+400"])
+def test_passthrough_numbers_json_cannot_carry_are_refused(literal: str) -> None:
+    text = f"kubernetes:\n  spec:\n    activeDeadlineSeconds: {literal}\n"
+    with pytest.raises(ConfigError, match="is not a JSON number"):
+        validate_document(parse_yaml_document(text, source="c.yaml"))

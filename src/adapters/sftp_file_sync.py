@@ -84,7 +84,8 @@ class SftpFileSync:
 
     def _guarded(self, call: Callable[[], _T], doing: str) -> _T:
         try:
-            return call()
+            with self._conn.sftp_lock:
+                return call()
         except PortError:
             raise
         except FileNotFoundError as exc:

@@ -95,6 +95,9 @@ class SshConnection:
         self._sftp: SFTPClient | None = None
         self._keys: list[PKey] | None = None
         self._closed = False
+        # Held around each SFTP operation: the one SFTPClient is shared by every thread (the
+        # monitor, telemetry), and its synchronous calls must not interleave.
+        self.sftp_lock = threading.RLock()
         self.connections_made = 0  # handshakes so far (1 per run unless the network dropped)
 
     # --- the transport -------------------------------------------------------------------

@@ -32,6 +32,7 @@ from typing import Any
 
 from pegboard.adapters.ssh_shell import SshShell
 from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.gpujob.remote_commands import kill_groups_function
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
@@ -220,21 +221,10 @@ class SshGpuCloud:
     def _kill_jobs(self, pod_id: str) -> None:
         """SIGTERM, then SIGKILL, every recorded job's process group; forget them."""
         procs = shlex.quote(posixpath.join(self.pod_dir(pod_id), "procs"))
-        # A detached job's leader is reparented to the host's init, which may never reap it:
-        # a zombie must not count as alive (read the state field of /proc/<pid>/stat).
-        group_alive = (
-            'group_alive() { for s in /proc/[0-9]*/stat; do read -r line < "$s" 2>/dev/null '
-            '|| continue; set -- ${line##*) }; [ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
-            "done; return 1; }; "
-        )
         command = (
-            f"{group_alive}cd {procs} 2>/dev/null || exit 0; pids=''; for p in *; do "
-            'case "$p" in *[!0-9]*|"") continue;; esac; '
-            'kill -TERM -- "-$p" 2>/dev/null && pids="$pids $p"; rm -f "$p"; done; '
-            '[ -z "$pids" ] && exit 0; i=0; while [ $i -lt 40 ]; do alive=""; '
-            "for g in $pids; do group_alive && alive=1; done; "
-            '[ -z "$alive" ] && exit 0; sleep 0.05; i=$((i+1)); done; '
-            'for p in $pids; do kill -KILL -- "-$p" 2>/dev/null; done; exit 0'
+            f"{kill_groups_function(grace=2.0)}cd {procs} 2>/dev/null || exit 0; pids=; "
+            'for p in *; do case "$p" in *[!0-9]*|"") continue;; esac; pids="$pids $p"; '
+            'rm -f "$p"; done; kill_groups $pids'
         )
         self._shell.run(command, timeout=_TIMEOUT_SEC)
 

@@ -31,6 +31,7 @@ from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.gpujob.remote_commands import (
     detach_command,
     detached_status_command,
+    kill_groups_function,
     parse_detached_status,
     parse_pid,
 )
@@ -83,10 +84,17 @@ class SshShell:
         on_output: OutputCallback | None = None,
     ) -> CommandResult:
         transport, channel = self._conn.open_session()
+        header = _PidHeader()
         try:
             channel.exec_command(self._wrap(command))
             return self._collect(
-                transport, channel, command, timeout=timeout, stdin=stdin, on_output=on_output
+                transport,
+                channel,
+                header,
+                command,
+                timeout=timeout,
+                stdin=stdin,
+                on_output=on_output,
             )
         except PortError:
             raise
@@ -96,6 +104,11 @@ class SshShell:
                     str(self._conn.target), f"running: {_brief(command)}"
                 ) from None
             raise PortError(f"ssh to {self._conn.target}: {exc}") from None
+        except BaseException:
+            # Ctrl-C: the remote command must not outlive us (the detached job is another story).
+            if header.pgid and transport.is_active():
+                self.kill_process_group(header.pgid, grace=0.5)
+            raise
         finally:
             channel.close()
 
@@ -103,12 +116,16 @@ class SshShell:
         cd = f"cd {shlex.quote(self._cwd)} && " if self._cwd else ""
         # The login shell already read the user's rc files; the inner bash need not again
         # (sshd makes bash source ~/.bashrc, ~80 ms per command for root on our machines).
-        return f"printf '%s\\n' \"$$\"; {cd}exec bash --norc --noprofile -c {shlex.quote(command)}"
+        # Not exec'd: a command killed by a signal then exits 128+N, as in any shell (sshd
+        # would report the signal, which paramiko drops).
+        inner = f"bash --norc --noprofile -c {shlex.quote(command)}"
+        return f"printf '%s\\n' \"$$\"; {cd}{inner}; exit $?"
 
     def _collect(
         self,
         transport: Transport,
         channel: Channel,
+        header: _PidHeader,
         command: str,
         *,
         timeout: float,
@@ -116,7 +133,6 @@ class SshShell:
         on_output: OutputCallback | None,
     ) -> CommandResult:
         deadline = time.monotonic() + timeout
-        header = _PidHeader()
         out: list[bytes] = []
         err: list[bytes] = []
 
@@ -151,7 +167,7 @@ class SshShell:
         code = channel.exit_status
         if code == -1 and not transport.is_active():
             raise connection_lost(str(self._conn.target), f"running: {_brief(command)}")
-        # -1 with a live connection: the command was killed by a signal (exit-signal).
+        # -1 with a live connection: the session itself was killed on the host.
         return CommandResult(exit_code=code, stdout=b"".join(out), stderr=b"".join(err))
 
     def _timed_out(self, pgid: int | None, command: str, timeout: float) -> None:
@@ -161,12 +177,7 @@ class SshShell:
 
     def kill_process_group(self, pgid: int, *, grace: float = _KILL_GRACE_SEC) -> None:
         """SIGTERM the remote group, SIGKILL what is left after `grace` seconds."""
-        steps = max(1, int(grace / 0.05))
-        script = (
-            f"kill -TERM -- -{pgid} 2>/dev/null || exit 0; i=0; "
-            f"while kill -0 -- -{pgid} 2>/dev/null && [ $i -lt {steps} ]; "
-            f"do sleep 0.05; i=$((i+1)); done; kill -KILL -- -{pgid} 2>/dev/null; exit 0"
-        )
+        script = f"{kill_groups_function(grace=grace)}kill_groups {int(pgid)}"
         try:
             self.run(script, timeout=grace + _PROBE_TIMEOUT_SEC)
         except PortError as exc:
@@ -247,7 +258,8 @@ class SshShell:
 
     def _sftp_call(self, call: Callable[[], _T], doing: str) -> _T:
         try:
-            return call()
+            with self._conn.sftp_lock:
+                return call()
         except FileNotFoundError:
             raise NotFound(f"no such file on the pod: {doing.split(' ', 1)[1]}") from None
         except PortError:

@@ -306,3 +306,36 @@ def test_rsync_draws_progress_only_on_a_terminal(
     assert (result.files, result.bytes_transferred) == (1, 200_000)
     assert b"\r" in drawn and b"100%" in drawn
     assert b"Number of files" not in drawn  # --stats stays ours
+
+
+def test_a_command_killed_by_a_signal_exits_128_plus_n(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    shell = connect_shell(sshd, ssh_client_key, tmp_path / "known_hosts")
+    try:
+        assert shell.run("kill -KILL $$", timeout=10).exit_code == 137
+        assert shell.run("exit 3", timeout=10).exit_code == 3
+    finally:
+        shell.close()
+
+
+def test_ctrl_c_during_a_command_kills_its_remote_group(
+    sshd: LoopbackSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    shell = connect_shell(sshd, ssh_client_key, tmp_path / "known_hosts")
+    child_file = tmp_path / "child.pid"
+
+    def interrupt(chunk: bytes) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            shell.run(
+                f"sleep 300 & echo $! > {child_file}; echo started; wait",
+                timeout=30,
+                on_output=interrupt,
+            )
+        child = int(child_file.read_text())
+        assert wait_for(lambda: not alive(child)), "the remote command outlived Ctrl-C"
+    finally:
+        shell.close()

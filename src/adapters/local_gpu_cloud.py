@@ -15,6 +15,7 @@ See LocalPodPaths for the layout and the path mapping.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import os
@@ -175,9 +176,19 @@ class LocalGpuCloud:
         if not paths.pod_dir.exists():
             return
         _kill_pod_processes(paths)
+        # Renamed away first, so a concurrent reader sees the whole pod or none of it, never a
+        # half-removed directory that still has its pod.json.
+        doomed = paths.pod_dir.with_name(f".deleting-{pod_id}-{secrets.token_hex(4)}")
         try:
-            shutil.rmtree(paths.pod_dir)
+            os.rename(paths.pod_dir, doomed)
         except OSError as exc:
+            raise PortError(f"cannot remove {paths.pod_dir}: {exc.strerror or exc}") from None
+        try:
+            shutil.rmtree(doomed)
+        except OSError as exc:
+            # Put what is left back under its name, so it stays listed and releasable.
+            with contextlib.suppress(OSError):
+                os.rename(doomed, paths.pod_dir)
             raise PortError(f"cannot remove {paths.pod_dir}: {exc.strerror or exc}") from None
 
     def _read(self, pod_id: str) -> dict[str, Any]:

@@ -205,7 +205,11 @@ def test_item9_a_pod_deleted_underneath_the_run_ends_it_at_once(deploy: LocalDep
     # Deleted outside the tool (its directory removed; the job's processes outlive it here, so
     # the run can only learn it from the provider, not from the script dying).
     groups = [int(p.name) for p in (deploy.pods / pod_id / "procs").iterdir()]
-    shutil.rmtree(deploy.pods / pod_id)
+    # One rename is the deletion as a provider's API shows it (there or gone); the job still
+    # writes into the moved tree, so removing it is best-effort.
+    moved = deploy.pods.parent / f"deleted-{pod_id}"
+    (deploy.pods / pod_id).rename(moved)
+    shutil.rmtree(moved, ignore_errors=True)
     try:
         out, err = proc.communicate(timeout=60)
     finally:

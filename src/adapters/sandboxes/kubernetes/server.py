@@ -30,6 +30,7 @@ from pegboard.adapters.kube_semantics.listing import (
 from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
 from pegboard.adapters.kube_semantics.selectors import selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, success_body
+from pegboard.adapters.kube_semantics.tables import table, wants_table
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
 
 from .events import record_event
@@ -37,6 +38,7 @@ from .faults import Faults
 from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
 from .logs import LogQuery, timestamped_parts
+from .openapi import GROUP_VERSIONS, discovery_document, group_version_document, unknown_fields
 from .patching import apply_patch
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
@@ -188,6 +190,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     _returned = 0
     _accounted = False
     _record: RecordedRequest | None = None
+    _warnings: list[str]  # Warning headers for the answer (unknown fields under Warn)
 
     def setup(self) -> None:
         super().setup()
@@ -264,12 +267,44 @@ class ApiHandler(BaseHTTPRequestHandler):
         except ValueError as exc:
             raise StatusError(400, f"the request body is not valid JSON: {exc}") from None
 
+    def _check_fields(
+        self, resource: Resource, body: JsonObject, params: dict[str, list[str]]
+    ) -> None:
+        """fieldValidation: Strict refuses fields the schema does not declare (400), Warn (the
+        default) answers with a Warning header per field, Ignore drops them silently."""
+        mode = _param(params, "fieldValidation") or "Warn"
+        if mode not in ("Strict", "Warn", "Ignore"):
+            raise StatusError(
+                400,
+                f'fieldValidation: Unsupported value: "{mode}": supported values: '
+                '"Ignore", "Strict", "Warn"',
+            )
+        if mode == "Ignore":
+            return
+        unknown = unknown_fields(resource.kind, body)
+        if not unknown:
+            return
+        if mode == "Strict":
+            fields = ", ".join(f'unknown field "{field}"' for field in unknown)
+            version = resource.api_version.rsplit("/", 1)[-1]
+            raise StatusError(
+                400,
+                f'{resource.kind} in version "{version}" cannot be handled as a {resource.kind}: '
+                f"strict decoding error: {fields}",
+            )
+        self._warnings = [f'unknown field "{field}"' for field in unknown]
+
     def _send_json(self, code: int, body: Any) -> None:
-        data = json.dumps(body, separators=(",", ":")).encode()
+        self._send_bytes(code, json.dumps(body, separators=(",", ":")).encode())
+
+    def _send_bytes(self, code: int, data: bytes) -> None:
+        """A JSON answer already encoded."""
         self._status = code
         self._response_bytes += len(data)
         self._account()  # before the client can see the answer, so counts never lag behind it
         self.send_response(code)
+        for warning in self._warnings:
+            self.send_header("Warning", f"299 - {json.dumps(warning)}")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         if self.close_connection:
@@ -310,6 +345,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         self._verb = "get"
         self._response_bytes = self._scanned = self._returned = 0
         self._accounted = False
+        self._warnings = []
         record: RecordedRequest | None = None
         if not path.startswith("/sandbox/"):
             record = RecordedRequest(
@@ -450,6 +486,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         if resource is LEASES and sub:
             raise StatusError(404, "the server could not find the requested resource")
         self._verb = _verb(method, name, watch=bool(match["watch"] or _flag(params, "watch")))
+        if self._record is not None:  # visible while a stream is still open
+            self._record.verb = self._verb
         if match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
                 raise StatusError(405, f"{method} is not supported for watch")
@@ -459,7 +497,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif method == "GET" and sub == "log":
             self._log(namespace or "default", name or "", params)
         elif method == "GET":
-            self._send_json(200, self.server.state.store.get(resource, namespace or "", name or ""))
+            found = self.server.state.store.get(resource, namespace or "", name or "")
+            self._send_object(found, params)
         elif method == "POST" and name is None and namespace:
             self._create(resource, namespace, params)
         elif method == "DELETE" and name and namespace and not sub:
@@ -478,6 +517,12 @@ class ApiHandler(BaseHTTPRequestHandler):
         if method != "GET":
             raise StatusError(404, "the server could not find the requested resource")
         path = path.rstrip("/") or "/"
+        if path == "/openapi/v3":
+            self._send_bytes(200, discovery_document())
+            return
+        if path.startswith("/openapi/v3/") and path[len("/openapi/v3/") :] in GROUP_VERSIONS:
+            self._send_bytes(200, group_version_document(path[len("/openapi/v3/") :]))
+            return
         if path == "/version":
             body: Any = {
                 "major": "1",
@@ -524,19 +569,23 @@ class ApiHandler(BaseHTTPRequestHandler):
             body = _resource_list(
                 "v1",
                 [
-                    ("pods", "Pod", True),
-                    ("pods/log", "Pod", False),
-                    ("pods/status", "Pod", False),
-                    ("events", "Event", True),
-                    ("namespaces", "Namespace", False),
+                    ("pods", "Pod", _ALL_VERBS),
+                    ("pods/log", "Pod", ("get",)),
+                    ("pods/status", "Pod", _SUBRESOURCE_VERBS),
+                    ("events", "Event", _ALL_VERBS),
+                    ("namespaces", "Namespace", ("get", "list")),
                 ],
             )
         elif path == "/apis/batch/v1":
             body = _resource_list(
-                "batch/v1", [("jobs", "Job", True), ("jobs/status", "Job", False)]
+                "batch/v1",
+                [("jobs", "Job", _ALL_VERBS), ("jobs/status", "Job", _SUBRESOURCE_VERBS)],
             )
         elif path == "/apis/coordination.k8s.io/v1":
-            body = _resource_list("coordination.k8s.io/v1", [("leases", "Lease", True)])
+            body = _resource_list("coordination.k8s.io/v1", [("leases", "Lease", _ALL_VERBS)])
+        elif (match := _NAMESPACE.match(path)) and self._wants_table():
+            names = [match["name"]] if match["name"] else self._namespace_names()
+            body = table("Namespace", [_namespace(n) for n in names], now_ns=time.time_ns())
         elif match := _NAMESPACE.match(path):
             body = (
                 _namespace(match["name"])
@@ -545,24 +594,19 @@ class ApiHandler(BaseHTTPRequestHandler):
                     "kind": "NamespaceList",
                     "apiVersion": "v1",
                     "metadata": {"resourceVersion": str(self.server.state.store.resource_version)},
-                    "items": [
-                        _namespace(ns)
-                        for ns in sorted(
-                            {
-                                "default",
-                                "kube-system",
-                                *(
-                                    o["metadata"]["namespace"]
-                                    for o in self.server.state.store.all_objects()
-                                ),
-                            }
-                        )
-                    ],
+                    "items": [_namespace(ns) for ns in self._namespace_names()],
                 }
             )
         else:
             raise StatusError(404, "the server could not find the requested resource")
         self._send_json(200, body)
+
+    def _namespace_names(self) -> list[str]:
+        """Every namespace exists; these are the ones a list shows (in use, plus the usual)."""
+        store = self.server.state.store
+        return sorted(
+            {"default", "kube-system", *(o["metadata"]["namespace"] for o in store.all_objects())}
+        )
 
     def _list(
         self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
@@ -598,6 +642,9 @@ class ApiHandler(BaseHTTPRequestHandler):
         if page.remaining_item_count is not None:
             metadata["remainingItemCount"] = page.remaining_item_count
         self._scanned, self._returned = page.scanned, len(page.items)
+        if self._wants_table():
+            self._send_json(200, self._table(resource.kind, page.items, params, metadata))
+            return
         self._send_json(
             200,
             {
@@ -607,6 +654,32 @@ class ApiHandler(BaseHTTPRequestHandler):
                 "items": page.items,
             },
         )
+
+    def _wants_table(self) -> bool:
+        return wants_table(self.headers.get("Accept"))
+
+    def _table(
+        self,
+        kind: str,
+        objects: Any,
+        params: dict[str, list[str]],
+        metadata: JsonObject | None = None,
+    ) -> JsonObject:
+        """What `kubectl get` asks for: the apiserver's printed columns."""
+        include = _param(params, "includeObject") or "Metadata"
+        if include not in ("None", "Metadata", "Object"):
+            raise StatusError(400, f'includeObject: Unsupported value: "{include}"')
+        return table(
+            kind, objects, now_ns=time.time_ns(), list_metadata=metadata, include_object=include
+        )
+
+    def _send_object(self, obj: JsonObject, params: dict[str, list[str]]) -> None:
+        """One object, or its one-row Table."""
+        if self._wants_table():
+            rv = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
+            self._send_json(200, self._table(obj["kind"], [obj], params, rv))
+        else:
+            self._send_json(200, obj)
 
     def _create(self, resource: Resource, namespace: str, params: dict[str, list[str]]) -> None:
         state = self.server.state
@@ -622,6 +695,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 400,
                 f"the body's kind/apiVersion {body.get('kind')}/{body.get('apiVersion')} does not match {resource.kind}/{resource.api_version}",
             )
+        self._check_fields(resource, body, params)
         check_namespace(body, namespace)
         validate(resource, body)
         for _attempt in range(5):  # a generateName collision retries, as the apiserver does
@@ -683,6 +757,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         if method == "PUT":
             if not isinstance(body, dict):
                 raise StatusError(400, "the request body must be a JSON object")
+            self._check_fields(resource, body, params)
             wanted_rv = (body.get("metadata") or {}).get("resourceVersion")
             if wanted_rv and wanted_rv != current["metadata"]["resourceVersion"]:
                 raise StatusError(
@@ -693,6 +768,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             patched = deep_copy(body)
         else:
             patched = apply_patch(current, body, content_type)
+            self._check_fields(resource, patched, params)
         server_owned = ("uid", "creationTimestamp", "namespace", "name", "resourceVersion")
 
         def mutate(obj: JsonObject) -> None:
@@ -742,11 +818,17 @@ class ApiHandler(BaseHTTPRequestHandler):
         timeout = _int_param(params, "timeoutSeconds")
         deadline = time.monotonic() + (timeout if timeout and timeout > 0 else 1800)
         start_rv = _param(params, "resourceVersion")
+        event_line = _event_line
+        if self._wants_table():  # `kubectl get -w`: each object as a one-row Table
+
+            def event_line(type_: str, obj: JsonObject) -> bytes:
+                return _event_line(type_, self._table(resource.kind, [obj], params))
+
         self._start_chunked("application/json")
         lines: list[bytes] = []
         if start_rv in (None, "", "0"):
             items, rv = store.list(resource, namespace, predicate)
-            lines = [_event_line("ADDED", item) for item in items]
+            lines = [event_line("ADDED", item) for item in items]
             self._scanned = len(store.keyed(resource, namespace)[0])
         else:
             try:
@@ -775,13 +857,13 @@ class ApiHandler(BaseHTTPRequestHandler):
                 before_matches = change.previous is not None and predicate(change.previous)
                 if change.type == "DELETED":
                     if before_matches:
-                        lines.append(_event_line("DELETED", change.object))
+                        lines.append(event_line("DELETED", change.object))
                 elif now_matches:
                     lines.append(
-                        _event_line("MODIFIED" if before_matches else "ADDED", change.object)
+                        event_line("MODIFIED" if before_matches else "ADDED", change.object)
                     )
                 elif before_matches:
-                    lines.append(_event_line("DELETED", change.object))
+                    lines.append(event_line("DELETED", change.object))
             if lines:
                 self._chunk(b"".join(lines))
             remaining = deadline - time.monotonic()
@@ -929,22 +1011,35 @@ def _namespace(name: str) -> JsonObject:
     }
 
 
-def _resource_list(group_version: str, entries: list[tuple[str, str, bool]]) -> JsonObject:
-    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+_ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+_SUBRESOURCE_VERBS = ("get", "patch", "update")
+# Short names and categories as the apiserver lists them (`kubectl get po`, `kubectl get all`).
+_SHORT_NAMES = {"pods": ["po"], "events": ["ev"], "namespaces": ["ns"]}
+_CATEGORIES = {"pods": ["all"], "jobs": ["all"]}
+
+
+def _resource_list(
+    group_version: str, entries: list[tuple[str, str, tuple[str, ...]]]
+) -> JsonObject:
+    resources = []
+    for name, kind, verbs in entries:
+        entry: JsonObject = {
+            "name": name,
+            "singularName": "" if "/" in name else kind.lower(),
+            "namespaced": kind != "Namespace",
+            "kind": kind,
+            "verbs": list(verbs),
+        }
+        if name in _SHORT_NAMES:
+            entry["shortNames"] = _SHORT_NAMES[name]
+        if name in _CATEGORIES:
+            entry["categories"] = _CATEGORIES[name]
+        resources.append(entry)
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": group_version,
-        "resources": [
-            {
-                "name": name,
-                "singularName": "" if "/" in name else kind.lower(),
-                "namespaced": kind != "Namespace",
-                "kind": kind,
-                "verbs": verbs if full else ["get", "patch", "update"],
-            }
-            for name, kind, full in entries
-        ],
+        "resources": resources,
     }
 
 

@@ -325,6 +325,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.wfile.write(b"".join((b"%x\r\n" % len(data), data, b"\r\n")))
 
     def _end_chunked(self) -> None:
+        self._account()  # before the client can see the end of the stream
         self.wfile.write(b"0\r\n\r\n")
 
     def _abort_connection(self) -> None:

@@ -14,6 +14,7 @@ REASONS = {
     405: "MethodNotAllowed",
     409: "AlreadyExists",
     410: "Expired",
+    413: "RequestEntityTooLarge",
     415: "UnsupportedMediaType",
     422: "Invalid",
     429: "TooManyRequests",

@@ -163,11 +163,13 @@ def test_next_start_removes_scratch_directories_whose_sandbox_is_gone(tmp_path: 
     fcntl.flock(holder, fcntl.LOCK_EX)
     unrelated = tmp_path / "someone-elses-dir"
     unrelated.mkdir()
+    older = tmp_path / f"{SCRATCH_PREFIX}older-pegboard"  # no lock file: maybe still running
+    older.mkdir()
     try:
         assert sweep_abandoned_scratch(tmp_path) == [abandoned]
     finally:
         os.close(holder)
-    assert live.exists() and unrelated.exists() and not abandoned.exists()
+    assert live.exists() and unrelated.exists() and older.exists() and not abandoned.exists()
 
 
 # -- squarepeg sandbox: --token, busy port, TLS -------------------------------------------------------

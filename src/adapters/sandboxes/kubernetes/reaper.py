@@ -7,9 +7,10 @@ holding the read end of a pipe whose only write end the sandbox keeps. The sandb
 sandbox ended, the watchdog SIGKILLs every process group still listed (a container's children
 included) and removes the scratch directory, then exits.
 
-Left-overs of older sandboxes (from before the watchdog, or a watchdog killed too) are swept on
-the next start: each scratch directory holds a `lock` file its sandbox keeps flock()ed; a
-directory of ours whose lock can be taken has no live owner and is removed.
+Left-overs of a sandbox whose watchdog was killed too are swept on the next start: each scratch
+directory holds a `lock` file its sandbox keeps flock()ed (locked before it gets that name); a
+directory of ours whose lock can be taken has no live owner and is removed. A directory without
+a lock file (an older pegboard's, perhaps still running) is left alone.
 """
 
 from __future__ import annotations
@@ -73,9 +74,11 @@ def hold_scratch_lock(scratch: Path) -> int:
     """Create and flock() the scratch directory's lock file; the fd stays open while we live."""
     import fcntl
 
-    fd = os.open(scratch / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    staging = scratch / f".{LOCK_NAME}"
+    fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     os.set_inheritable(fd, False)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.rename(staging, scratch / LOCK_NAME)  # a sweeper never sees it unlocked
     return fd
 
 
@@ -95,33 +98,18 @@ def sweep_abandoned_scratch(root: Path | None = None) -> list[Path]:
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
                 continue
             fd = os.open(entry / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            fd = -1  # from before the lock file existed, or killed while starting
         except OSError:
-            continue
+            continue  # no lock file: starting, or an older pegboard's; not ours to judge
         try:
-            if fd >= 0:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    continue  # a live sandbox holds it
-            elif not _older_than_a_minute(entry):
-                continue  # a sandbox may be starting right now
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a live sandbox holds it
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
         finally:
-            if fd >= 0:
-                os.close(fd)
+            os.close(fd)
     return removed
-
-
-def _older_than_a_minute(path: Path) -> bool:
-    import time
-
-    try:
-        return time.time() - os.lstat(path).st_mtime > 60
-    except OSError:
-        return False
 
 
 def _watch(scratch: str) -> None:

@@ -51,7 +51,7 @@ def status_change_epoch(text: Any) -> float | None:
 def pod_status(raw: dict[str, Any]) -> PodStatus:
     desired = str(raw.get("desiredStatus") or POD_STARTING)
     ssh = ssh_endpoint(raw.get("runtime"))
-    if desired == POD_RUNNING and ssh is None or desired in {"CREATED", "RESTARTING"}:
+    if (desired == POD_RUNNING and ssh is None) or desired in {"CREATED", "RESTARTING"}:
         desired = POD_STARTING
     machine = raw.get("machine") if isinstance(raw.get("machine"), dict) else {}
     cost = raw.get("costPerHr")

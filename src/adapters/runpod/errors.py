@@ -52,6 +52,8 @@ def port_error(exc: BaseException, what: str, sdk: RunPodSdk, base_url: str) -> 
         return query_error(str(exc) or "GraphQL error", what)
     import requests
 
+    if isinstance(exc, ValueError):  # requests' JSONDecodeError: an HTML 5xx page
+        return Transient(f"{what}: the RunPod API answered with a non-JSON body (gateway error)")
     if isinstance(exc, requests.exceptions.ConnectTimeout) or (
         isinstance(exc, requests.exceptions.ConnectionError) and _UNREACHABLE.search(str(exc))
     ):
@@ -60,8 +62,6 @@ def port_error(exc: BaseException, what: str, sdk: RunPodSdk, base_url: str) -> 
         return Transient(f"{what}: the RunPod API did not answer in time")
     if isinstance(exc, requests.exceptions.RequestException):
         return Transient(f"{what}: connection to the RunPod API failed ({type(exc).__name__})")
-    if isinstance(exc, ValueError):  # requests' JSONDecodeError: an HTML 5xx page
-        return Transient(f"{what}: the RunPod API answered with a non-JSON body (gateway error)")
     if isinstance(exc, (KeyError, TypeError, IndexError)):
         return Transient(f"{what}: unexpected answer from the RunPod API ({exc!r})")
     return PortError(f"{what}: {type(exc).__name__}: {exc}")

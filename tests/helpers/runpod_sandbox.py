@@ -1,0 +1,60 @@
+"""pytest fixtures for the RunPod API sandbox and the SDK adapter pointed at it.
+
+`runpod_sandbox`: a fresh sandbox per test (pods answer an SSH banner only; tests that log in
+build `RunPodSandbox(ssh=True, ...)` themselves). `runpod_cloud`: a RunPodGpuCloud on the real
+`runpod` SDK with the sandbox's URL and key, an empty HOME (a developer's own
+~/.runpod/config.toml is never read) and no real sleeping between retries (`sleeps` records
+them). Without the `runpod` package these skip locally and fail under CI=true.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers.components import in_ci
+from pegboard.adapters.runpod import RunPodGpuCloud
+from pegboard.adapters.sandboxes.runpod import RunPodSandbox
+
+
+def require_runpod_sdk() -> None:
+    if importlib.util.find_spec("runpod") is not None:
+        return
+    reason = "the runpod SDK is not installed (pip install 'pegboard[runpod]')"
+    if in_ci():
+        pytest.fail(f"{reason}; the dev extra must install it", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def runpod_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunPodSandbox]:
+    require_runpod_sdk()
+    with RunPodSandbox() as sandbox:
+        # The SDK reads RUNPOD_API_BASE_URL from the process environment on every call.
+        monkeypatch.setenv("RUNPOD_API_BASE_URL", sandbox.url)
+        yield sandbox
+
+
+class SleepRecorder(list[float]):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    return SleepRecorder()
+
+
+@pytest.fixture
+def runpod_cloud(
+    runpod_sandbox: RunPodSandbox, sleeps: SleepRecorder, tmp_path: Path
+) -> RunPodGpuCloud:
+    return RunPodGpuCloud(
+        environ={"RUNPOD_API_KEY": runpod_sandbox.api_key},
+        home=tmp_path / "home",
+        sleep=sleeps,
+        timeout_sec=10.0,
+    )

@@ -1,0 +1,35 @@
+"""GpuCloud contract against RunPodGpuCloud (the real `runpod` SDK) over the RunPod API sandbox."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from contract.gpu_cloud_contract import GpuCloudContract
+from pegboard.adapters.runpod import RunPodGpuCloud
+from pegboard.domain.ports.gpu_cloud import PodRequest
+
+
+class _Driver:
+    def __init__(self, cloud: RunPodGpuCloud) -> None:
+        self.cloud = cloud
+
+    def request(self, name: str) -> PodRequest:
+        return PodRequest(
+            name=name,
+            image="runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
+            gpu_id="NVIDIA RTX A4000",
+            datacenter_id="EU-RO-1",
+            volume_gb=20,
+        )
+
+    def settle(self) -> None:
+        time.sleep(0.01)
+
+
+class TestRunPodGpuCloudContract(GpuCloudContract):
+    @pytest.fixture
+    def driver(self, runpod_cloud: RunPodGpuCloud) -> Any:
+        return _Driver(runpod_cloud)

@@ -13,6 +13,9 @@ from pegboard.domain.ports.gpu_cloud import PodRequest
 
 
 class _Driver:
+    volume_name = "pid-workspace-100gb"  # the sandbox's default volume (examples/runpod use it)
+    unknown_volume_name = "no-such-volume"
+
     def __init__(self, cloud: RunPodGpuCloud) -> None:
         self.cloud = cloud
 

@@ -13,13 +13,16 @@ import pytest
 from helpers.runpod_sandbox import SleepRecorder
 from pegboard.adapters.runpod import RUNPOD_EXTRA_HINT, RunPodGpuCloud, RunPodSdkMissing
 from pegboard.adapters.runpod.calls import CallTimedOut
+from pegboard.adapters.sandboxes.runpod import NetworkVolume as SandboxVolume
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox, StockOut
 from pegboard.domain.errors import Invalid, NotFound, Transient, Unauthorized, Unreachable
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
     POD_STARTING,
+    AmbiguousVolume,
     CreateOutcomeUnknown,
+    NetworkVolume,
     NoCapacity,
     PodRequest,
     PodStatus,
@@ -223,7 +226,9 @@ def test_an_unreachable_api_is_unreachable_even_for_create(
         port = probe.getsockname()[1]
     monkeypatch.setenv("RUNPOD_API_BASE_URL", f"http://127.0.0.1:{port}")
     cloud = RunPodGpuCloud(environ={"RUNPOD_API_KEY": "k"}, home=tmp_path, sleep=lambda s: None)
-    with pytest.raises(Unreachable, match=f"cannot reach the RunPod API at http://127.0.0.1:{port}"):
+    with pytest.raises(
+        Unreachable, match=f"cannot reach the RunPod API at http://127.0.0.1:{port}"
+    ):
         cloud.list_pods()
     with pytest.raises(Unreachable):  # the request never left: no pod can exist
         cloud.create_pod(request())
@@ -242,12 +247,9 @@ def test_spot_bids_the_spot_price_and_the_pod_is_interruptible(
 def test_a_network_volume_pins_its_datacenter(
     runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
 ) -> None:
-    volumes = runpod_cloud.network_volumes()
-    assert {"id": "nv-pidws100", "name": "pid-workspace-100gb", "size": 100,
-            "dataCenterId": "EU-RO-1"} in volumes
-    handle = runpod_cloud.create_pod(
-        request(network_volume_id="nv-pidws100", volume_gb=None)
-    )
+    volume = runpod_cloud.network_volume("pid-workspace-100gb")
+    assert volume == NetworkVolume("nv-pidws100", "pid-workspace-100gb", "EU-RO-1", 100)
+    handle = runpod_cloud.create_pod(request(network_volume_id="nv-pidws100", volume_gb=None))
     status = runpod_cloud.get_pod(handle.pod_id)
     assert status.datacenter_id == "EU-RO-1" and status.volume_gb is None
     with pytest.raises(Invalid, match="is in EU-RO-1"):
@@ -269,3 +271,16 @@ def test_without_the_extra_the_first_call_says_how_to_install_it(
         cloud.list_pods()
     assert str(caught.value) == RUNPOD_EXTRA_HINT
     assert "pip install 'pegboard[runpod]'" in RUNPOD_EXTRA_HINT
+
+
+def test_two_volumes_with_one_name_are_ambiguous_and_ids_still_resolve(
+    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
+) -> None:
+    runpod_sandbox.catalog.network_volumes.append(
+        SandboxVolume("nv-second", "pid-workspace-100gb", 50, "US-TX-3")
+    )
+    with pytest.raises(AmbiguousVolume, match="nv-pidws100 in EU-RO-1, nv-second in US-TX-3"):
+        runpod_cloud.network_volume("pid-workspace-100gb")
+    found = runpod_cloud.network_volume("nv-second")
+    assert found is not None and found.datacenter_id == "US-TX-3"
+    assert runpod_cloud.network_volume("no-such-volume") is None

@@ -23,8 +23,10 @@ from typing import Any
 from pegboard.domain.errors import Invalid, NotFound, PortError, Transient, Unreachable
 from pegboard.domain.ports.gpu_cloud import (
     STOCK_NONE,
+    AmbiguousVolume,
     CreateOutcomeUnknown,
     GpuStock,
+    NetworkVolume,
     NoCapacity,
     PodHandle,
     PodRequest,
@@ -115,10 +117,34 @@ class RunPodGpuCloud:
                 prices[row["id"]] = min(known)
         return prices
 
-    def network_volumes(self) -> builtins.list[dict[str, Any]]:
-        """The account's network volumes: id, name, size (GB), dataCenterId."""
-        rows = self._query("list network volumes", queries.NETWORK_VOLUMES)["myself"]
-        return [dict(v) for v in (rows or {}).get("networkVolumes") or []]
+    def network_volumes(self) -> builtins.list[NetworkVolume]:
+        """Every network volume of the account (RunPod volumes always live in one datacenter)."""
+        me = self._query("list network volumes", queries.NETWORK_VOLUMES)["myself"] or {}
+        return [
+            NetworkVolume(
+                volume_id=str(row["id"]),
+                name=str(row.get("name") or ""),
+                datacenter_id=row.get("dataCenterId"),
+                size_gb=row.get("size") if isinstance(row.get("size"), int) else None,
+            )
+            for row in me.get("networkVolumes") or []
+            if isinstance(row, dict) and row.get("id")
+        ]
+
+    def network_volume(self, id_or_name: str) -> NetworkVolume | None:
+        """The volume with this id, else the one with this name (matched here, never queried)."""
+        volumes = self.network_volumes()
+        for volume in volumes:
+            if volume.volume_id == id_or_name:
+                return volume
+        named = [volume for volume in volumes if volume.name == id_or_name]
+        if len(named) > 1:
+            where = ", ".join(f"{v.volume_id} in {v.datacenter_id}" for v in named)
+            raise AmbiguousVolume(
+                f"{len(named)} RunPod network volumes are named {id_or_name!r}: {where}; "
+                "use the volume id"
+            )
+        return named[0] if named else None
 
     # --- pods ---------------------------------------------------------------------------------
     def create_pod(self, request: PodRequest) -> PodHandle:

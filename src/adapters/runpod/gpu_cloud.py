@@ -150,12 +150,12 @@ class RunPodGpuCloud:
     def create_pod(self, request: PodRequest) -> PodHandle:
         calls = self._api()
         what = f"create pod {request.name!r} ({request.gpu_id} in {request.datacenter_id})"
+        arguments = queries.deployment_arguments(request)  # refuses bad values before any call
         if request.spot:
-            bid = self._spot_bid(request)
-            mutation = queries.spot_mutation(request, bid)
+            mutation = queries.spot_mutation(request, self._spot_bid(request))
             field = "podRentInterruptable"
         else:
-            mutation = calls.sdk.pod_deployment_mutation(**queries.deployment_arguments(request))
+            mutation = calls.sdk.pod_deployment_mutation(**arguments)
             field = "podFindAndDeployOnDemand"
         key = self._api_key()
         try:

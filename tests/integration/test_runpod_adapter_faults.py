@@ -140,7 +140,7 @@ def test_retries_are_bounded(
     runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud, sleeps: SleepRecorder
 ) -> None:
     runpod_sandbox.faults.http_503["myself"] = 10
-    with pytest.raises(Transient, match="list pods: .*non-JSON"):
+    with pytest.raises(Transient, match=r"list pods: .*non-JSON"):
         runpod_cloud.list_pods()
     assert len(sleeps) == 2  # three attempts in all
     assert runpod_sandbox.faults.http_503["myself"] == 7
@@ -172,11 +172,11 @@ def test_a_call_past_its_deadline_is_transient(
         attempts=2,
         sleep=sleeps,
     )
-    with pytest.raises(CallTimedOut, match="within 0.05 s"):
+    with pytest.raises(CallTimedOut, match=r"within 0\.05 s"):
         cloud.gpu_prices(cloud_type="SECURE")
     assert len(sleeps) == 1
     runpod_sandbox.faults.latency_ms = 400
-    with pytest.raises(CreateOutcomeUnknown, match="within 0.05 s"):
+    with pytest.raises(CreateOutcomeUnknown, match=r"within 0\.05 s"):
         cloud.create_pod(request("slow"))
 
 

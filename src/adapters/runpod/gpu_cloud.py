@@ -246,7 +246,7 @@ class RunPodGpuCloud:
 
         def call() -> Any:
             with _GLOBAL_KEY_LOCK:
-                calls.sdk.module.api_key = key
+                calls.sdk.module.api_key = key  # type: ignore[attr-defined]
                 return action(calls.sdk)
 
         calls.run(what, call)

@@ -53,7 +53,7 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
     ssh = ssh_endpoint(raw.get("runtime"))
     if (desired == POD_RUNNING and ssh is None) or desired in {"CREATED", "RESTARTING"}:
         desired = POD_STARTING
-    machine = raw.get("machine") if isinstance(raw.get("machine"), dict) else {}
+    machine: dict[str, Any] = raw["machine"] if isinstance(raw.get("machine"), dict) else {}
     cost = raw.get("costPerHr")
     volume_gb = raw.get("volumeInGb")
     return PodStatus(

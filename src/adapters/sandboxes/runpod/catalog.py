@@ -33,9 +33,13 @@ class NetworkVolume:
 STOCK_LEVELS = ("High", "Medium", "Low")  # RunPod's spelling; absent or None means no stock
 
 
+def _spot(price: float | None) -> float | None:
+    """Spot (interruptible) capacity at half the on-demand price."""
+    return None if price is None else round(price * 0.5, 2)
+
+
 def _gpu(gid: str, name: str, mem: int, secure: float | None, community: float | None) -> GpuType:
-    spot = lambda price: None if price is None else round(price * 0.5, 2)  # noqa: E731
-    return GpuType(gid, name, mem, secure, community, spot(secure), spot(community))
+    return GpuType(gid, name, mem, secure, community, _spot(secure), _spot(community))
 
 
 def default_gpu_types() -> list[GpuType]:

@@ -76,7 +76,7 @@ class BannerHosting:
     def __init__(self) -> None:
         self._sock = socket.create_server(("127.0.0.1", 0))
         self._sock.settimeout(0.2)
-        self.port = self._sock.getsockname()[1]
+        self.port: int = self._sock.getsockname()[1]
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True, name="runpod-banner")
         self._thread.start()

@@ -284,3 +284,15 @@ def test_two_volumes_with_one_name_are_ambiguous_and_ids_still_resolve(
     found = runpod_cloud.network_volume("nv-second")
     assert found is not None and found.datacenter_id == "US-TX-3"
     assert runpod_cloud.network_volume("no-such-volume") is None
+
+
+def test_a_running_pod_reports_when_it_started_and_a_stopped_one_when_it_stopped(
+    runpod_cloud: RunPodGpuCloud,
+) -> None:
+    handle = runpod_cloud.create_pod(request())
+    running = runpod_cloud.get_pod(handle.pod_id)
+    assert running.created_at is not None and abs(running.created_at - time.time()) < 120
+    assert running.stopped_at is None
+    runpod_cloud.stop_pod(handle.pod_id)
+    stopped = runpod_cloud.get_pod(handle.pod_id)
+    assert stopped.created_at is None and stopped.stopped_at is not None

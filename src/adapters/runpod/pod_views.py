@@ -48,13 +48,21 @@ def status_change_epoch(text: Any) -> float | None:
     return float(calendar.timegm(parsed) - sign * offset)
 
 
-def pod_status(raw: dict[str, Any]) -> PodStatus:
+def pod_status(raw: dict[str, Any], *, now: float | None = None) -> PodStatus:
+    """`created_at` is when the pod last started running (now - uptimeSeconds): the pod query
+    selects no creation time, and a running pod's cost accrues from its last start."""
     desired = str(raw.get("desiredStatus") or POD_STARTING)
     ssh = ssh_endpoint(raw.get("runtime"))
     if (desired == POD_RUNNING and ssh is None) or desired in {"CREATED", "RESTARTING"}:
         desired = POD_STARTING
     machine: dict[str, Any] = raw["machine"] if isinstance(raw.get("machine"), dict) else {}
     cost = raw.get("costPerHr")
+    uptime = raw.get("uptimeSeconds")
+    running_since = (
+        (time.time() if now is None else now) - uptime
+        if desired != POD_EXITED and isinstance(uptime, (int, float)) and uptime >= 0
+        else None
+    )
     volume_gb = raw.get("volumeInGb")
     return PodStatus(
         pod_id=str(raw["id"]),
@@ -70,4 +78,5 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
         stopped_at=status_change_epoch(raw.get("lastStatusChange"))
         if desired == POD_EXITED
         else None,
+        created_at=running_since,
     )

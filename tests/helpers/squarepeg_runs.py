@@ -12,13 +12,13 @@ from pegboard.app.squarepeg.lifecycle import RunLifecycle
 from pegboard.app.squarepeg.status import StatusUI
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.retry import Backoff
 from pegboard.domain.squarepeg import labels
-from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
 from pegboard.domain.squarepeg.resolved_run import OutputSettings, ResolvedRun, SweepSettings
 
 RUN_ID = "0b6f1c2a-1111-4222-8333-444455556666"
 USER = "jane"
-NO_WAIT = ReconnectPolicy(first_delay=0.0, factor=1.0, max_delay=0.0, attempts_per_outage=6)
+NO_WAIT = Backoff(first_delay=0.0, factor=1.0, max_delay=0.0, attempts_per_outage=6)
 
 
 def own_labels(run_id: str = RUN_ID, *, keep: bool = False, user: str = USER) -> dict[str, str]:

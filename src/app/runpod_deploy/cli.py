@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import click
 
 from pegboard import __version__
-from pegboard.app.console import (
+from pegboard.app.shared.console import (
     exit_codes,
     exit_now,
     run_group,

@@ -6,68 +6,44 @@ interrupts 130; expected errors print one line `squarepeg: <message>` on stderr,
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 
 import click
 
 from pegboard import __version__
-from pegboard.app.console import (
-    exit_codes,
-    exit_now,
-    run_group,
-)
+from pegboard.app.shared.console import exit_codes, exit_now, run_group
+from pegboard.app.shared.lazy_group import LazyGroup
 
 EXIT_RUNNER = 125
 
 # Subcommands are imported only when used, so `squarepeg --help` stays fast:
-# name -> (module, attribute, one-line help shown by --help).
-SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+# name -> ("module:attribute", one-line help shown by --help).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": (
-        "pegboard.app.squarepeg.run_command",
-        "run",
+        "pegboard.app.squarepeg.run_command:run",
         "Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`.",
     ),
     "clean": (
-        "pegboard.app.squarepeg.clean_command",
-        "clean",
+        "pegboard.app.squarepeg.clean_command:clean",
         "Delete your orphaned squarepeg Pods and Jobs (finished or stuck).",
     ),
     "sandbox": (
-        "pegboard.app.squarepeg.sandbox_command",
-        "sandbox",
+        "pegboard.app.squarepeg.sandbox_command:sandbox",
         "Serve a loopback Kubernetes API sandbox (for demos and tests) until interrupted.",
     ),
     "config": (
-        "pegboard.app.squarepeg.config_command",
-        "config",
+        "pegboard.app.squarepeg.config_command:config",
         "Print the merged configuration and the files it came from.",
     ),
 }
 
 
-class _LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*SUBCOMMANDS, *self.commands})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
-        if cmd_name not in SUBCOMMANDS:
-            return None
-        module, attribute, _ = SUBCOMMANDS[cmd_name]
-        command: click.Command = getattr(importlib.import_module(module), attribute)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, SUBCOMMANDS[name][2]) for name in sorted(SUBCOMMANDS)]
-        rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items())]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["--help"]})
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=SUBCOMMANDS,
+    context_settings={"help_option_names": ["--help"]},
+)
 @click.version_option(
     __version__, "--version", prog_name="squarepeg", message="%(prog)s, version %(version)s"
 )

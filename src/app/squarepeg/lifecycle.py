@@ -17,9 +17,9 @@ import attrs
 from pegboard.domain.errors import Interrupted, PortError, RunnerError, Transient
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
+from pegboard.domain.retry import Backoff
 from pegboard.domain.squarepeg.create_errors import create_failure_message
 from pegboard.domain.squarepeg.exit_codes import RUNNER_FAILED, exit_outcome, terminated_state
-from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 
@@ -91,7 +91,7 @@ class RunLifecycle:
         clock: Clock,
         ui: StatusUI,
         stdout: BinaryIO | None,
-        reconnect_policy: ReconnectPolicy | None = None,
+        reconnect_policy: Backoff | None = None,
         event_poll_first: float = EVENT_POLL_FIRST,
         event_poll_every: float = EVENT_POLL_EVERY,
         pump_stall_seconds: float = PUMP_STALL_SECONDS,

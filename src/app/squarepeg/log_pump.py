@@ -25,8 +25,8 @@ from typing import Any, BinaryIO, Literal, Protocol, overload
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, LogStream, LogStreamDropped, ResourceKind
+from pegboard.domain.retry import Backoff, RetryBudget
 from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
-from pegboard.domain.squarepeg.log_reconnect import ReconnectBudget, ReconnectPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class LogPump:
         sink: BinaryIO | None,
         notices: Notices,
         container_done: threading.Event,
-        policy: ReconnectPolicy | None = None,
+        policy: Backoff | None = None,
         end_grace: float = END_GRACE_SECONDS,
     ) -> None:
         self._cluster = cluster
@@ -77,7 +77,7 @@ class LogPump:
         self._sink = sink
         self._notices = notices
         self._container_done = container_done
-        self._budget = ReconnectBudget(policy or ReconnectPolicy())
+        self._budget = RetryBudget(policy or Backoff())
         self._end_grace = end_grace
         self._decoder = TimestampedLogDecoder()
         self._stop = threading.Event()
@@ -155,7 +155,7 @@ class LogPump:
                 return
             longest_before, self._longest = self._longest, max(self._longest, received)
             if written:
-                self._budget.bytes_flowed()  # new output: this outage is over
+                self._budget.recovered()  # new output: this outage is over
             if reason is None and opened_after_exit:
                 if written:
                     since = self._resume()  # more came: read on from there
@@ -172,7 +172,7 @@ class LogPump:
             if reason is None:
                 reason = "the log stream ended while the container still runs"
             if self._clock.monotonic() - opened >= HEALTHY_STREAM_SECONDS:
-                self._budget.bytes_flowed()
+                self._budget.recovered()
             if not self._back_off(reason):
                 return
             since = self._resume()

@@ -18,6 +18,7 @@ import attrs
 
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
+from pegboard.domain.retry import Backoff
 from pegboard.domain.squarepeg.exit_codes import (
     OUTPUT_INCOMPLETE,
     RUNNER_FAILED,
@@ -33,7 +34,6 @@ from pegboard.domain.squarepeg.fail_fast import (
     startup_state,
     stuck_container,
 )
-from pegboard.domain.squarepeg.log_reconnect import ReconnectPolicy
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 
 from .job_pods import FollowedPod
@@ -65,7 +65,7 @@ class FollowContext:
     pod: FollowedPod
     events: EventSurfacer
     job_finished: Callable[[], bool]
-    reconnect_policy: ReconnectPolicy | None
+    reconnect_policy: Backoff | None
     event_poll_first: float
     event_poll_every: float
     pump_stall_seconds: float

@@ -15,11 +15,16 @@ from typing import Any
 
 from pegboard.domain.errors import PortError
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
+from pegboard.domain.retry import Backoff
 
 logger = logging.getLogger(__name__)
 
 LONG_WATCH_SECONDS = 3600.0  # after startup: one long watch, renewed when it ends
 WATCH_RETRIES = 3
+# Renewing a failed watch: 0.5 s, 1 s, 2 s, then the run gives up (WATCH_RETRIES).
+WATCH_BACKOFF = Backoff(
+    first_delay=0.5, factor=2.0, max_delay=2.0, attempts_per_outage=WATCH_RETRIES
+)
 JOB_NAME_LABEL = "job-name"
 
 
@@ -75,8 +80,8 @@ class PodWatcher:
         threading.Thread(target=watch, name="squarepeg-watch", daemon=True).start()
 
     def renew_after_failure(self, failures: int) -> None:
-        """Retry a failed watch after a short backoff, by posting the WATCH_END it never sent."""
-        self.queue_after(0.5 * failures, (Msg.WATCH_END, self.generation))
+        """Retry a failed watch after WATCH_BACKOFF, by posting the WATCH_END it never sent."""
+        self.queue_after(WATCH_BACKOFF.delay(failures), (Msg.WATCH_END, self.generation))
 
     def queue_after(self, delay: float, message: Message) -> None:
         timer = threading.Timer(delay, self.messages.put, args=(message,))

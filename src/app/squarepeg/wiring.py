@@ -14,63 +14,35 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from pegboard.app.shared.seams import (
+    current_stderr,
+    current_stdout,
+    dump_yaml,
+    home_dir,
+    local_user_name,
+    read_config_text,
+    read_yaml_document,
+    system_clock,
+)
+from pegboard.app.shared.seams import random_hex as new_random_hex
 
-def local_user_name(environ: Mapping[str, str] | None = None) -> str:
-    """The local user name, never raising: LOGNAME/USER/LNAME/USERNAME, then the passwd entry,
-    then `uid-<n>` (OpenShift-style arbitrary UIDs have no passwd entry)."""
-    env = os.environ if environ is None else environ
-    for key in ("LOGNAME", "USER", "LNAME", "USERNAME"):
-        if env.get(key):
-            return env[key]
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    if uid is not None:
-        try:
-            import pwd
+__all__ = [
+    "build_system_clock",
+    "current_stderr",
+    "current_stdout",
+    "dump_yaml",
+    "home_dir",
+    "local_user_name",
+    "new_random_hex",
+    "read_config_text",
+    "read_yaml_document",
+]
 
-            return pwd.getpwuid(uid).pw_name
-        except (KeyError, ImportError, OSError):
-            return f"uid-{uid}"
-    return "unknown"
-
-
-def home_dir(environ: Mapping[str, str]) -> str:
-    return environ.get("HOME") or os.path.expanduser("~")
+build_system_clock = system_clock
 
 
 def new_run_id() -> str:
     return str(uuid.uuid4())
-
-
-def new_random_hex() -> str:
-    return os.urandom(3).hex()  # what secrets.token_hex does, without importing secrets (~8 ms)
-
-
-def current_stdout() -> TextIO:
-    return sys.stdout
-
-
-def current_stderr() -> TextIO:
-    return sys.stderr
-
-
-def read_config_text(path: Any) -> str:
-    """A small user file (--vars-file, --env-file): bounded and strict UTF-8 (InputRejected)."""
-    from pegboard.adapters.bounded_files import read_bounded_text
-    from pegboard.domain.input_limits import MAX_CONFIG_BYTES
-
-    return read_bounded_text(path, limit=MAX_CONFIG_BYTES)
-
-
-def read_yaml_document(path: Any) -> Any:
-    from pegboard.adapters.yaml_documents import read_yaml_document as read
-
-    return read(path)
-
-
-def dump_yaml(obj: Any) -> str:
-    from pegboard.adapters.yaml_documents import dump_yaml as dump
-
-    return dump(obj)
 
 
 def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home: str) -> str | None:
@@ -90,12 +62,6 @@ def build_kubernetes_cluster(*, context: str | None = None, lenient_tls: bool = 
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 
     return KubernetesCluster(context=context, lenient_tls=lenient_tls)
-
-
-def build_system_clock() -> Any:
-    from pegboard.adapters.system_clock import SystemClock
-
-    return SystemClock()
 
 
 def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any, *, token: str | None = None) -> None:

@@ -17,22 +17,19 @@ import collections.abc
 import enum
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 import cattrs
 from cattrs.errors import (
-    AttributeValidationNote,
-    ClassValidationError,
-    ForbiddenExtraKeysError,
     IterableValidationError,
     IterableValidationNote,
 )
 from cattrs.gen import make_dict_structure_fn
 
-from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
-from pegboard.domain.errors import ConfigError, ConfigProblem
+from pegboard.domain.config_problems import cattrs_problems, config_error, unknown_key_message
+from pegboard.domain.documents import KeyPath, SourceDocument
 from pegboard.domain.gpujob.spec import (
     SCHEMA_VERSION,
     AbsoluteOrTemplatePath,
@@ -107,18 +104,7 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
         found.extend(_check_section(name, kwargs[name]))
     found.extend(_ssh_provider_rules(kwargs))
     if found:
-        found.sort(key=lambda problem: document.line_of(problem[0]) or 0)
-        raise ConfigError(
-            [
-                ConfigProblem(
-                    source=document.source,
-                    line=document.line_of(path),
-                    path=format_key_path(path),
-                    message=message,
-                )
-                for path, message in found
-            ]
-        )
+        raise config_error(document, found)
     return JobSpec(**kwargs)
 
 
@@ -330,16 +316,10 @@ _CONVERTER = _make_converter()
 
 
 def _problems_from(exc: BaseException, path: KeyPath) -> list[tuple[KeyPath, str]]:
-    if isinstance(exc, ClassValidationError | IterableValidationError):
-        problems: list[tuple[KeyPath, str]] = []
-        for sub in exc.exceptions:
-            problems.extend(_problems_from(sub, path + _note_path(sub)))
-        return problems
-    if isinstance(exc, ForbiddenExtraKeysError):
-        known = {f.name: f for f in attrs.fields(exc.cl)}
-        return [
-            ((*path, key), _unknown_key_message(key, known)) for key in sorted(exc.extra_fields)
-        ]
+    return list(cattrs_problems(exc, path, leaf=_leaf_problems, unknown_key=_unknown_key_message))
+
+
+def _leaf_problems(exc: BaseException, path: KeyPath) -> list[tuple[KeyPath, str]]:
     if isinstance(exc, KeyError):
         return [(path, "required key missing")]
     if isinstance(exc, RuleViolations):
@@ -349,17 +329,8 @@ def _problems_from(exc: BaseException, path: KeyPath) -> list[tuple[KeyPath, str
     return [(path, f"invalid value ({exc})")]
 
 
-def _note_path(exc: BaseException) -> KeyPath:
-    for note in getattr(exc, "__notes__", ()):
-        if isinstance(note, AttributeValidationNote):
-            return (note.name,)
-        if isinstance(note, IterableValidationNote):
-            return (note.index,)
-    return ()
-
-
-def _unknown_key_message(key: Any, known: Mapping[str, Any]) -> str:
-    return f"unknown key {key!r}; expected one of: {', '.join(sorted(known))}"
+def _unknown_key_message(key: object, known: Iterable[str], _cls: type | None = None) -> str:
+    return unknown_key_message(key, known, list_known=True)
 
 
 # --- rules that need more than one value ----------------------------------------------------

@@ -19,26 +19,19 @@ Deliberate exceptions to "exact type" (docs/squarepeg/config-reference.md, "Type
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import attrs
 import cattrs
-from cattrs.errors import (
-    AttributeValidationNote,
-    BaseValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-    IterableValidationNote,
-)
+from cattrs.errors import BaseValidationError, IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
-from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
-from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
+from pegboard.domain.config_problems import cattrs_problems, config_error, unknown_key_message
+from pegboard.domain.documents import SourceDocument
+from pegboard.domain.errors import UsageError
 from pegboard.domain.input_limits import check_integer_literal, number_problem
 from pegboard.domain.squarepeg import quantities
 from pegboard.domain.squarepeg.config import (
@@ -69,18 +62,11 @@ def validate_document(doc: SourceDocument) -> SquarepegConfig:
     try:
         return config_converter().structure(doc.data, SquarepegConfig)
     except (BaseValidationError, ValueError, TypeError) as exc:
-        problems = [
-            ConfigProblem(
-                source=doc.source,
-                path=format_key_path(path),
-                message=message,
-                line=doc.line_of(path),
-            )
-            for path, message in _problems(exc, ())
-        ]
-        # In file order, so the report reads top to bottom (unknown lines last).
-        problems.sort(key=lambda p: (p.line is None, p.line or 0))
-        raise ConfigError(problems) from None
+        # A volume's `source` field is fed the entry itself, not a key the user wrote.
+        found = cattrs_problems(
+            exc, unknown_key=_unknown_key_message, transparent_attributes=frozenset({"source"})
+        )
+        raise config_error(doc, found) from None
 
 
 @functools.cache
@@ -392,42 +378,10 @@ def _check_gpus(text: str) -> object:
     return quantities.docker_gpus_to_count(text, flag="gpus")
 
 
-# --- turning cattrs' exception groups into (path, message) ----------------------------------------
-
-
-def _problems(exc: BaseException, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
-    if isinstance(exc, ForbiddenExtraKeysError):
-        known = [field.name for field in attrs.fields(exc.cl)] if exc.cl else []
-        for key in sorted(exc.extra_fields, key=str):
-            yield (*path, key), _unknown_key_message(key, known, exc.cl)
-        return
-    if isinstance(exc, BaseExceptionGroup):
-        for sub in exc.exceptions:
-            yield from _problems(sub, (*path, *_note_parts(sub)))
-        return
-    yield path, str(exc) or type(exc).__name__
-
-
-def _note_parts(exc: BaseException) -> KeyPath:
-    for note in getattr(exc, "__notes__", ()):
-        if isinstance(note, AttributeValidationNote):
-            # A volume's source is the entry itself, not a key the user wrote.
-            return () if note.name == "source" else (note.name,)
-        if isinstance(note, IterableValidationNote):
-            index = note.index
-            return (index if isinstance(index, str | int) else str(index),)
-    return ()
-
-
-def _unknown_key_message(key: Any, known: list[str], cls: type | None) -> str:
+def _unknown_key_message(key: object, known: Sequence[str], cls: type | None) -> str:
     if key == "profiles" and cls is ProfileConfig:
         return "profiles cannot be nested inside a profile"
-    message = f"unknown key {key!r}"
-    if isinstance(key, str):
-        close = difflib.get_close_matches(key, known, n=1)
-        if close:
-            message += f" (did you mean {close[0]!r}?)"
-    return message
+    return unknown_key_message(key, known)
 
 
 def _describe(value: Any) -> str:

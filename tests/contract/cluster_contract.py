@@ -596,3 +596,19 @@ class ClusterContract:
         assert read is not None and read["spec"]["holderIdentity"] == "b"
         assert harness.cluster.delete(ResourceKind.LEASE, name, namespace=ns)
         assert harness.cluster.read(ResourceKind.LEASE, name, namespace=ns) is None
+
+    def test_replace_never_changes_status(self, harness: ClusterDriver) -> None:
+        name = unique("put")
+        ns = harness.namespace
+        harness.cluster.create(harness.pod(name, exit_code=None), namespace=ns)
+        current = harness.cluster.read(ResourceKind.POD, name, namespace=ns)
+        assert current is not None
+        changed = {
+            **current,
+            "metadata": {**current["metadata"], "labels": {"tier": "web"}},
+            "status": {"phase": "Succeeded"},
+        }
+        replaced = harness.cluster.replace(ResourceKind.POD, name, changed, namespace=ns)
+        assert replaced["metadata"]["labels"] == {"tier": "web"}
+        assert replaced["status"]["phase"] == current["status"]["phase"]
+        harness.cluster.delete(ResourceKind.POD, name, namespace=ns)

@@ -243,11 +243,16 @@ class FakeStore:
         kept = {k: meta.get(k) for k in ("uid", "name", "namespace", "creationTimestamp")}
 
         def mutate(target: JsonObject) -> None:
+            status = target.get("status")  # a PUT never changes status (only /status does)
             fresh = clone(body)
             target.clear()
             target.update(fresh)
             target["kind"], target["apiVersion"] = obj_kind, api_version
             target.setdefault("metadata", {}).update(kept)
+            if status is not None:
+                target["status"] = status
+            else:
+                target.pop("status", None)
 
         obj_kind, api_version = obj["kind"], obj["apiVersion"]
         return self.update(obj, mutate)

@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-deps
 
-.PHONY: demo test check lint typecheck imports pytest install bench clean dev-check
+.PHONY: demo test check lint typecheck imports pytest install bench bench-fleet clean dev-check
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ pytest: install
 # Benchmarks (not in the test gate); squarepeg 0.4.1 goes into its own .bench-venv on first use.
 bench: install
 	$(BIN)/python bench/run_all.py
+
+# The fleet load benchmark (about an hour on 2 cores): docs/benchmarks.md, "A CI fleet".
+bench-fleet: install
+	mkdir -p artifacts && $(BIN)/python bench/sweep_load.py --json artifacts/bench-fleet.json --plot docs/sweep-load.png
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

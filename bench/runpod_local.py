@@ -84,7 +84,8 @@ def in_process(directory: Path, name: str, body: str, env: dict[str, str]) -> di
     """One run_job in this process; returns timings the callbacks saw, and the manifest."""
     os.environ.update(env)
     from pegboard.app.runpod_deploy.container import current_container
-    from pegboard.app.runpod_deploy.run_job import RunRequest, run_job
+    from pegboard.app.runpod_deploy.run_job import run_job
+    from pegboard.app.runpod_deploy.run_types import RunRequest
 
     container = current_container()
     arrivals: list[tuple[float, bytes]] = []

@@ -12,7 +12,8 @@ import yaml
 
 from pegboard.adapters.fakes import FakeClock, FakeFileSync, FakeGpuCloud, FakeHost, FakeShell
 from pegboard.adapters.yaml_documents import read_yaml_document
-from pegboard.app.runpod_deploy.run_job import Backend, RunDeps, RunRequest, RunResult, run_job
+from pegboard.app.runpod_deploy.run_job import run_job
+from pegboard.app.runpod_deploy.run_types import Backend, RunDeps, RunRequest, RunResult
 from pegboard.domain.gpujob.records import MANIFEST_NAME, DeployMetadata
 
 BASE_CONFIG = textwrap.dedent(

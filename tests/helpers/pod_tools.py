@@ -1,6 +1,6 @@
 """A harness for the pod-side commands (cleanup, ls-stale, logs, GPU commands) on the fakes:
 one FakeClock, FakeGpuCloud per provider, one FakeHost, state files in a temp HOME, and
-PodToolDeps that collect stdout lines/bytes and answer the y/N prompt."""
+PodCommandDeps that collect stdout lines/bytes and answer the y/N prompt."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from dependency_injector import providers
 
 from pegboard.adapters.fakes import FakeClock, FakeFileSync, FakeGpuCloud, FakeHost, FakeShell
 from pegboard.adapters.yaml_documents import read_yaml_document
-from pegboard.app.runpod_deploy.pod_tools import PodToolDeps, state_dir
-from pegboard.app.runpod_deploy.run_job import Backend
+from pegboard.app.runpod_deploy.pod_access import PodCommandDeps
+from pegboard.app.runpod_deploy.pod_pointers import state_dir
+from pegboard.app.runpod_deploy.run_types import Backend
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
@@ -57,8 +58,8 @@ class PodToolsHarness:
         self.prompts.append(prompt)
         return self.answer
 
-    def deps(self) -> PodToolDeps:
-        return PodToolDeps(
+    def deps(self) -> PodCommandDeps:
+        return PodCommandDeps(
             backend_for=self.backend_for,
             clock=self.clock,
             home=str(self.home),

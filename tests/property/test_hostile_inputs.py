@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from helpers.runpod_configs import MINIMAL_YAML
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job, merge_cli_vars
-from pegboard.app.runpod_deploy.records_commands import read_events, read_manifest
+from pegboard.app.runpod_deploy.run_history import read_events, read_manifest
 from pegboard.app.squarepeg.config_loading import load_config_layers
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.forensics import parse_events, parse_manifest

@@ -10,8 +10,8 @@ from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.records import ArtifactRecord
 from pegboard.domain.gpujob.templates import RenderedArtifact
 
-from .phases import PhaseFailed
 from .run_state import RunState
+from .run_types import PhaseFailed
 
 logger = logging.getLogger(__name__)
 

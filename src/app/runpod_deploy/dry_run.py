@@ -10,9 +10,9 @@ from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import StorageMode
 
-from .phases import PhaseFailed
 from .provisioning import candidate_plan, override_plan
 from .run_state import RunState
+from .run_types import PhaseFailed
 
 logger = logging.getLogger(__name__)
 

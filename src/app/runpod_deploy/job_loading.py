@@ -16,7 +16,6 @@ from typing import Any
 
 import attrs
 
-from pegboard.app.runpod_deploy.wiring import read_config_text
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
@@ -30,7 +29,8 @@ from pegboard.domain.gpujob.templates import (
 )
 from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
 
-ReadDocument = Callable[[Path], SourceDocument]
+from .run_types import ReadDocument
+from .seams import read_config_text
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""The pod-side phases of a run, each a function over the ports (used by run_job and on_pod).
+"""The pod-side steps of a run, each a function over the ports (used by run_job and on_pod).
 
 A phase that cannot go on raises PhaseFailed with a one-line reason; port errors are turned
 into reasons by the caller. Nothing here writes to stdout except the job's own log bytes.
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from pegboard.domain.errors import NotFound, PegboardError, PortError
+from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.monitor import LogMonitor, Outcome, StepEvent, Verdict
 from pegboard.domain.gpujob.plan import RunBudget
 from pegboard.domain.gpujob.records import metrics_command, parse_metrics
@@ -28,30 +28,9 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
 
+from .run_types import PhaseFailed, Timing
+
 logger = logging.getLogger(__name__)
-
-
-class PhaseFailed(PegboardError):
-    """A phase could not complete; the message is the manifest's failure_reason."""
-
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-@attrs.frozen
-class Timing:
-    """How often the run looks at things (tests and the bench shorten them)."""
-
-    follow_heartbeat_sec: float = 0.1
-    probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
-    after_marker_probe_sec: float = 0.05
-    success_exit_grace_sec: float = 3.0
-    ready_poll_initial_sec: float = 0.5
-    ready_poll_max_sec: float = 5.0
-    shell_probe_timeout_sec: float = 15.0
-    lost_contact_after_sec: float = 120.0
-    log_start_timeout_sec: float = 30.0
 
 
 EmitEvent = Callable[..., None]

@@ -31,9 +31,9 @@ from pegboard.domain.gpujob.records import iso_utc, pod_pointer
 from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
 
-from .phases import PhaseFailed
-from .run_records import PodPointer
+from .pod_pointers import PodPointer
 from .run_state import RunState
+from .run_types import PhaseFailed
 
 logger = logging.getLogger(__name__)
 

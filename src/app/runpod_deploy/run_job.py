@@ -23,106 +23,25 @@ and run_manifest, all over one RunState.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-import attrs
-
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.plan import Phase
-from pegboard.domain.gpujob.records import DeployMetadata
-from pegboard.domain.ports.clock import Clock
-from pegboard.domain.ports.file_sync import FileSync
-from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
-from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .dry_run import dry_run
-from .job_loading import ReadDocument, load_job
-from .lifecycle import finish
+from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from .job_loading import load_job
+from .lifecycle_action import finish
 from .on_pod import run_on_pod
-from .phases import PhaseFailed, Timing, secret_payload
+from .phases import secret_payload
 from .provisioning import provision
-from .run_manifest import OFFLINE_POD_ID, write_manifest
-from .run_records import prove_writable
+from .run_manifest import write_manifest
+from .run_recorder import prove_writable
 from .run_state import RunState
-
-__all__ = [
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "OFFLINE_POD_ID",
-    "Backend",
-    "RunDeps",
-    "RunRequest",
-    "RunResult",
-    "run_job",
-]
+from .run_types import PhaseFailed, RunDeps, RunRequest, RunResult
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130
-
-
-@attrs.frozen
-class RunRequest:
-    """`runpod-deploy run` flags."""
-
-    config_path: Path
-    cli_vars: Mapping[str, str] = attrs.field(factory=dict)
-    dry_run: bool = False
-    offline: bool = False  # implies dry_run
-    print_run_dir: bool = False
-    cost_cap_usd: float | None = None
-    max_runtime_minutes: int | None = None
-    ssh_ready_timeout_sec: int | None = None
-    force_fresh: bool = False
-    gpu_id: str | None = None
-    datacenter_id: str | None = None
-    max_gpu_price_usd: float | None = None
-
-
-@attrs.frozen
-class Backend:
-    """One provider: its GpuCloud and how to reach a pod's shell and files."""
-
-    cloud: GpuCloud
-    open_shell: Callable[[PodStatus], RemoteShell]
-    open_sync: Callable[[PodStatus], FileSync]
-    # Recorded in every pod pointer: what else cleanup needs to reach this backend's pods
-    # (the local provider's pods root), so a later process with other settings finds them.
-    locator: Mapping[str, str] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class RunDeps:
-    """What the use case needs from the outside world (the container builds it)."""
-
-    read_document: ReadDocument
-    backend_for: Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable
-    clock: Clock
-    environ: Mapping[str, str]
-    random_hex: Callable[[], str]
-    job_output: Callable[[bytes], None]  # the job's log, raw bytes, to stdout
-    result_line: Callable[[str], None]  # a result line on stdout (RUN_DIR=...)
-    home: str
-    tool_version: str
-    deploy_metadata: Callable[[str], DeployMetadata]  # project root -> git/lockfile facts
-    read_local_file: Callable[[str], bytes]
-    tool_output: Callable[[bytes], None] | None = None  # setup/preflight output (stderr)
-    timing: Timing = attrs.field(factory=Timing)
-
-
-@attrs.frozen
-class RunResult:
-    exit_code: int
-    outcome: str
-    run_dir: str | None
-    manifest_path: str | None
-    failure_phase: str | None = None
-    failure_reason: str | None = None
 
 
 def run_job(request: RunRequest, deps: RunDeps) -> RunResult:

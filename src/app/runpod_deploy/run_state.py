@@ -8,7 +8,6 @@ import logging
 import posixpath
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.plan import Phase, RunBudget
@@ -21,11 +20,10 @@ from pegboard.domain.ports.gpu_cloud import PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .kill_points import kill_point
-from .phases import JobPaths, PhaseFailed, Redactor
-from .run_records import PodPointer, RunRecorder, run_pointer_path, state_dir
-
-if TYPE_CHECKING:  # run_job defines these and builds a RunState: no runtime cycle
-    from .run_job import Backend, RunDeps, RunRequest
+from .phases import JobPaths, Redactor
+from .pod_pointers import PodPointer, run_pointer_path, state_dir
+from .run_recorder import RunRecorder
+from .run_types import Backend, PhaseFailed, RunDeps, RunRequest
 
 logger = logging.getLogger(__name__)
 

@@ -11,14 +11,14 @@ import yaml
 
 from helpers.gpujob_run import BASE_CONFIG
 from helpers.pod_tools import STAMP, PodToolsHarness, container_overrides
-from pegboard.app.runpod_deploy.cleanup_command import (
+from pegboard.app.runpod_deploy.cli import main
+from pegboard.app.runpod_deploy.pod_release import (
     BulkCleanup,
     PointerCleanup,
     cleanup_all_stopped,
     cleanup_pointer,
 )
-from pegboard.app.runpod_deploy.cli import main
-from pegboard.app.runpod_deploy.stale_command import list_stale
+from pegboard.app.runpod_deploy.stale_pods import list_stale
 from pegboard.domain.errors import PortError, Transient, UsageError
 
 OURS = f"job-{STAMP}"

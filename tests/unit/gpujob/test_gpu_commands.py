@@ -12,14 +12,14 @@ from helpers.gpujob_run import BASE_CONFIG
 from helpers.pod_tools import STAMP, PodToolsHarness, container_overrides
 from pegboard.adapters.fakes import FakeGpuCloud, FakeJob, FakeShell
 from pegboard.app.runpod_deploy.cli import main
-from pegboard.app.runpod_deploy.gpu_commands import (
+from pegboard.app.runpod_deploy.gpu_queries import (
     estimate_job,
     gpu_inventory,
     list_gpus,
     list_prices,
 )
-from pegboard.app.runpod_deploy.logs_command import LogsRequest, tail_logs
-from pegboard.app.runpod_deploy.pod_tools import load_config
+from pegboard.app.runpod_deploy.log_tail import LogsRequest, tail_logs
+from pegboard.app.runpod_deploy.pod_access import load_config
 from pegboard.domain.errors import NotFound, PortError, Transient
 
 

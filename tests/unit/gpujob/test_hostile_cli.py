@@ -6,21 +6,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dependency_injector import providers
 
 from helpers.runpod_configs import MINIMAL_YAML, with_sections
 from pegboard.app.runpod_deploy.cli import main
-from pegboard.app.runpod_deploy.container import current_container
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.domain.errors import UsageError
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME for every seam (validate reads it directly; run through the container)."""
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
-    with current_container().home.override(providers.Object(str(home))):
-        yield home
+    monkeypatch.setenv("HOME", str(home))
+    yield home
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -141,20 +140,21 @@ def test_config_dev_zero_is_bounded(home: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_a_secret_file_that_never_ends_is_a_one_line_failure() -> None:
-    from pegboard.app.runpod_deploy.container import _read_local_file
-    from pegboard.app.runpod_deploy.phases import PhaseFailed, Redactor, secret_payload
+    from pegboard.app.runpod_deploy.phases import Redactor, secret_payload
+    from pegboard.app.runpod_deploy.run_types import PhaseFailed
+    from pegboard.app.runpod_deploy.seams import read_secret_file
     from pegboard.domain.gpujob.templates import RenderedSecret
 
     secret = RenderedSecret(name="k", destination="/root/k", env=(), file="/dev/zero", mode="0600")
     with pytest.raises(PhaseFailed, match="secret 'k': /dev/zero: larger than 16 MiB"):
-        secret_payload(secret, environ={}, read_local_file=_read_local_file, redact=Redactor())
+        secret_payload(secret, environ={}, read_local_file=read_secret_file, redact=Redactor())
 
 
 @pytest.mark.parametrize(
     "content", [b"[" * 100_000 + b"]" * 100_000, b'{"pod_id": ' + b"9" * 5000 + b"}", b"\xff"]
 )
 def test_a_hostile_state_file_is_ignored_with_a_warning(tmp_path: Path, content: bytes) -> None:
-    from pegboard.app.runpod_deploy.run_records import PodPointer
+    from pegboard.app.runpod_deploy.pod_pointers import PodPointer
 
     path = tmp_path / "state.json"
     path.write_bytes(content)

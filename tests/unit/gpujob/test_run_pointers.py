@@ -15,10 +15,11 @@ from helpers.gpujob_run import RunHarness
 from helpers.pod_tools import PodToolsHarness
 from pegboard.adapters.fakes import FakeClock, FakeJob
 from pegboard.adapters.yaml_documents import read_yaml_document
-from pegboard.app.runpod_deploy.cleanup_command import PointerCleanup, cleanup_pointer
 from pegboard.app.runpod_deploy.job_loading import load_job
-from pegboard.app.runpod_deploy.phases import PhaseFailed, Timing, job_paths, monitor
-from pegboard.app.runpod_deploy.run_records import write_json_atomic
+from pegboard.app.runpod_deploy.phases import job_paths, monitor
+from pegboard.app.runpod_deploy.pod_release import PointerCleanup, cleanup_pointer
+from pegboard.app.runpod_deploy.run_recorder import write_json_atomic
+from pegboard.app.runpod_deploy.run_types import PhaseFailed, Timing
 from pegboard.domain.errors import ConfigError, NotFound, Transient, UsageError
 from pegboard.domain.gpujob.plan import RunBudget
 
@@ -188,7 +189,7 @@ def test_item9_a_pod_gone_at_the_lifecycle_is_terminated_not_still_there(tmp_pat
 def test_proving_a_pointer_writable_never_touches_the_pointer(tmp_path: Path) -> None:
     """Sibling: probing the config's state file itself raced a concurrent run of the same
     config (the probe's unlink removed the pointer that run had just written)."""
-    from pegboard.app.runpod_deploy.run_records import prove_writable
+    from pegboard.app.runpod_deploy.run_recorder import prove_writable
 
     target = tmp_path / "state" / "job.json"
     prove_writable(target)
@@ -203,7 +204,9 @@ def test_proving_a_pointer_writable_never_touches_the_pointer(tmp_path: Path) ->
 def test_a_local_pointer_is_cleaned_up_under_the_pods_root_it_records(tmp_path: Path) -> None:
     """Sibling: the local provider's pointer did not record its pods root, so cleanup under
     another PEGBOARD_LOCAL_PODS_ROOT said "already gone", dropped the pointer, leaked the pod."""
-    from pegboard.app.runpod_deploy.container import _backend_at_selector
+    from dependency_injector import providers
+
+    from pegboard.app.runpod_deploy.container import current_container
 
     asked: list[str] = []
 
@@ -211,8 +214,9 @@ def test_a_local_pointer_is_cleaned_up_under_the_pods_root_it_records(tmp_path: 
         asked.append(provider)
         raise AssertionError("the recorded pods root must win")
 
-    backend_at = _backend_at_selector(backend_for)
-    backend = backend_at("local", {"pods_root": str(tmp_path / "recorded")})
+    with current_container().backend_for.override(providers.Object(backend_for)):
+        backend_at = current_container().backend_at()
+        backend = backend_at("local", {"pods_root": str(tmp_path / "recorded")})
     assert backend.cloud.pods_root == tmp_path / "recorded"  # type: ignore[attr-defined]
     assert backend.locator == {"pods_root": str(tmp_path / "recorded")}
     assert asked == []
@@ -221,7 +225,7 @@ def test_a_local_pointer_is_cleaned_up_under_the_pods_root_it_records(tmp_path: 
 def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) -> None:
     h = RunHarness(tmp_path)
     h.host.script_job(FAILING_JOB)
-    from pegboard.app.runpod_deploy.run_job import Backend
+    from pegboard.app.runpod_deploy.run_types import Backend
 
     result = h.run(
         deps={
@@ -244,7 +248,7 @@ def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) ->
 def test_the_084_single_state_file_is_still_read(tmp_path: Path) -> None:
     """0.8.4 kept one pointer for every config at ~/.runpod-deploy-current: ls-stale and bulk
     cleanup must still see the pod it names."""
-    from pegboard.app.runpod_deploy.pod_tools import user_pointers
+    from pegboard.app.runpod_deploy.pod_pointers import user_pointers
 
     home = tmp_path / "home"
     home.mkdir()

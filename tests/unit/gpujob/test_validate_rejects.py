@@ -9,21 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dependency_injector import providers
 
 from helpers.runpod_configs import MINIMAL_YAML, with_sections
 from pegboard.app.runpod_deploy.cli import main
-from pegboard.app.runpod_deploy.container import current_container
 
 POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME for every seam (validate reads it directly; run through the container)."""
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
-    with current_container().home.override(providers.Object(str(home))):
-        yield home
+    monkeypatch.setenv("HOME", str(home))
+    yield home
 
 
 def validate(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tuple[int, str, str]:

@@ -1,4 +1,4 @@
-"""`runpod-deploy ls-stale`: pods that still bill (stopped and running), and dangling pointers.
+"""Stale pods (`runpod-deploy ls-stale`): pods that still bill (stopped and running), and dangling pointers.
 
     runpod-deploy ls-stale [--json] [--provider runpod|local]
 
@@ -17,9 +17,6 @@ from __future__ import annotations
 import json
 import logging
 
-import click
-
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
 from pegboard.domain.gpujob.stale import (
     release_lines,
     stale_json,
@@ -28,12 +25,13 @@ from pegboard.domain.gpujob.stale import (
     storage_rate,
 )
 
-from .pod_tools import PROVIDERS, PodToolDeps, cloud_for_flag, tool_deps, user_pointers
+from .pod_access import PodCommandDeps, cloud_for_flag
+from .pod_pointers import user_pointers
 
 logger = logging.getLogger(__name__)
 
 
-def list_stale(*, provider: str, as_json: bool, deps: PodToolDeps) -> int:
+def list_stale(*, provider: str, as_json: bool, deps: PodCommandDeps) -> int:
     cloud = cloud_for_flag(deps, provider)
     report = stale_report(
         pods=cloud.list_pods(),
@@ -64,19 +62,3 @@ def list_stale(*, provider: str, as_json: bool, deps: PodToolDeps) -> int:
         for pointer in report.dangling:
             deps.out(f"  {pointer.state_file}  (pod {pointer.pod_id})")
     return 0
-
-
-@click.command("ls-stale")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option(
-    "--provider",
-    type=click.Choice(PROVIDERS),
-    default="runpod",
-    show_default=True,
-    help="Whose pods to list.",
-)
-@verbosity_options
-def ls_stale(as_json: bool, provider: str) -> int:
-    """List pods that still bill (stopped and running) with a TOTAL and the command that
-    releases each, then dangling state files."""
-    return list_stale(provider=provider, as_json=as_json, deps=tool_deps())

@@ -1,4 +1,5 @@
-"""`runpod-deploy cleanup`: release the pod a state file names, or the user's stopped pods in bulk.
+"""Releasing pods (`runpod-deploy cleanup`): the pod a state file names, or the user's stopped
+pods in bulk.
 
 The command `run` and `ls-stale` print for a pod left behind:
     runpod-deploy cleanup --state-file PATH --pod-id ID [--mode preserve|stop|delete] [--dry-run]
@@ -29,13 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import click
 
-from pegboard.app.runpod_deploy.cli_options import (
-    config_path_option,
-    template_var_options,
-    verbosity_options,
-)
 from pegboard.domain.errors import NotFound, PortError, UsageError
 from pegboard.domain.gpujob import plan as run_plan
 from pegboard.domain.gpujob.spec import LifecycleAction
@@ -53,24 +48,12 @@ from pegboard.domain.gpujob.stale import (
 )
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_TERMINATED, GpuCloud, PodStatus
 
-from .pod_tools import (
-    PROVIDERS,
-    PodToolDeps,
-    backend_for_pointer,
-    cloud_for_flag,
-    lifecycle_of,
-    load_config,
-    read_pointer,
-    tool_deps,
-    unlink_pointer_if_names,
-    user_pointers,
-)
+from .exit_codes import EXIT_CLEANUP_PARTIAL, EXIT_FAILED, EXIT_OK
+from .pod_access import PodCommandDeps, backend_for_pointer, cloud_for_flag
+from .pod_pointers import lifecycle_of, read_pointer, unlink_pointer_if_names, user_pointers
 
 logger = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_ABORTED = 1
-EXIT_PARTIAL = 2
 MODES = ("preserve", "stop", "delete")
 
 
@@ -92,7 +75,7 @@ class BulkCleanup:
     include_recycled: bool = False
 
 
-def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
+def cleanup_pointer(request: PointerCleanup, deps: PodCommandDeps) -> int:
     """Apply `mode` to the pod the state file names; remove the file once the pod is gone.
 
     With `expect_pod_id` (the `--pod-id` that `run` and `ls-stale` print), a pointer that now
@@ -141,7 +124,7 @@ def cleanup_pointer(request: PointerCleanup, deps: PodToolDeps) -> int:
     )
 
 
-def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodToolDeps) -> int:
+def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodCommandDeps) -> int:
     """`--pod-id ID --provider P` alone: that pod, and every pointer of this user naming it."""
     assert request.expect_pod_id is not None
     cloud = cloud_for_flag(deps, provider)
@@ -265,7 +248,7 @@ def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider:
     return EXIT_OK
 
 
-def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
+def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
     """Delete this user's stopped pods after confirmation; collect failures."""
     provider = request.provider
     cloud = cloud_for_flag(deps, provider)
@@ -325,7 +308,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
         answer = deps.ask(f"Delete these {count} stopped pod(s) and their disks? [y/N] ")
         if answer is None or answer.strip().lower() not in ("y", "yes"):
             logger.warning("aborted: nothing deleted")
-            return EXIT_ABORTED
+            return EXIT_FAILED
     failures: list[str] = []
     for pod in selection.delete:
         try:
@@ -348,143 +331,5 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodToolDeps) -> int:
     logger.info("deleted %d of %d stopped pod(s)", count - len(failures), count)
     if failures:
         logger.error("%d delete(s) failed: %s", len(failures), "; ".join(failures))
-        return EXIT_PARTIAL
+        return EXIT_CLEANUP_PARTIAL
     return EXIT_OK
-
-
-@click.command("cleanup")
-@click.option(
-    "--state-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The pod pointer `run` wrote (printed by `run` when it leaves a pod).",
-)
-@config_path_option(
-    "Find the state file through this config (rendered like `run`).", required=False
-)
-@template_var_options
-@click.option("--all-stopped", is_flag=True, help="Delete your stopped (EXITED) pods in bulk.")
-@click.option(
-    "--pod-id",
-    default=None,
-    metavar="ID",
-    help="The pod to release: with --state-file, refuse unless the file names it; "
-    "alone (with --provider), that pod.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default=None,
-    help="What to do with the pod: preserve, stop or delete (default delete).",
-)
-@click.option("-y", "--yes", is_flag=True, help="Do not ask before a bulk delete.")
-@click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
-@click.option(
-    "--provider",
-    type=click.Choice(PROVIDERS),
-    default=None,
-    help="With --all-stopped or --pod-id alone: whose pods (default runpod).",
-)
-@click.option(
-    "--name-prefix",
-    "name_prefixes",
-    multiple=True,
-    metavar="P",
-    help="With --all-stopped: also pods whose name starts with P (repeatable).",
-)
-@click.option(
-    "--all-owners", is_flag=True, help="With --all-stopped: every stopped pod of the account."
-)
-@click.option(
-    "--include-recycled",
-    is_flag=True,
-    help="With --all-stopped: also pods a state file keeps for recycle (or for an unknown reason).",
-)
-@verbosity_options
-def cleanup(
-    state_file: Path | None,
-    config_path: Path | None,
-    var_args: tuple[str, ...],
-    vars_file: Path | None,
-    all_stopped: bool,
-    pod_id: str | None,
-    mode: str | None,
-    yes: bool,
-    dry_run: bool,
-    provider: str | None,
-    name_prefixes: tuple[str, ...],
-    all_owners: bool,
-    include_recycled: bool,
-) -> int:
-    """Release a pod `run` left behind (--state-file [--pod-id] / --config / --pod-id), or
-    your stopped pods."""
-    chosen = [
-        flag
-        for flag, on in (
-            ("--state-file", state_file is not None),
-            ("--config", config_path is not None),
-            ("--all-stopped", all_stopped),
-        )
-        if on
-    ]
-    if pod_id is not None and not pod_id.strip():
-        raise UsageError("--pod-id: empty")
-    if len(chosen) > 1 or (not chosen and pod_id is None):
-        raise UsageError(
-            "cleanup needs exactly one of --state-file, --config, --pod-id or --all-stopped"
-            + (f" (got {', '.join(chosen)})" if chosen else "")
-        )
-    if pod_id is not None and (all_stopped or config_path is not None):
-        raise UsageError("--pod-id goes with --state-file, or alone with --provider")
-    if (var_args or vars_file) and config_path is None:
-        raise UsageError("--var and --vars-file go with --config")
-    deps = tool_deps()
-    if all_stopped:
-        if mode not in (None, "delete"):
-            raise UsageError(f"--mode {mode}: --all-stopped only deletes")
-        return cleanup_all_stopped(
-            BulkCleanup(
-                provider=provider or "runpod",
-                yes=yes,
-                dry_run=dry_run,
-                name_prefixes=name_prefixes,
-                all_owners=all_owners,
-                include_recycled=include_recycled,
-            ),
-            deps,
-        )
-    if not chosen:  # --pod-id alone
-        if name_prefixes or all_owners or include_recycled:
-            raise UsageError(
-                "--name-prefix, --all-owners and --include-recycled go with --all-stopped"
-            )
-        assert pod_id is not None
-        return cleanup_pod_id(
-            PointerCleanup(
-                state_file=None, mode=mode or "delete", dry_run=dry_run, expect_pod_id=pod_id
-            ),
-            provider or "runpod",
-            deps,
-        )
-    bulk_only = [
-        flag
-        for flag, on in (
-            ("--provider", provider is not None),
-            ("--name-prefix", bool(name_prefixes)),
-            ("--all-owners", all_owners),
-            ("--include-recycled", include_recycled),
-        )
-        if on
-    ]
-    if bulk_only:
-        raise UsageError(f"{bulk_only[0]} goes with --all-stopped (a state file names its pod)")
-    if config_path is not None:
-        loaded = load_config(deps, config_path, var_args, vars_file)
-        state_file = Path(loaded.job.state_file)
-        logger.info("state file of %s: %s", config_path, state_file)
-    assert state_file is not None
-    return cleanup_pointer(
-        PointerCleanup(
-            state_file=state_file, mode=mode or "delete", dry_run=dry_run, expect_pod_id=pod_id
-        ),
-        deps,
-    )

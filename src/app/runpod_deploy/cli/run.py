@@ -1,4 +1,5 @@
-"""`runpod-deploy run`: flags -> RunRequest -> run_job, with SIGTERM treated like Ctrl-C.
+"""`runpod-deploy run`: flags -> RunRequest -> run_job(request, deps from the composition root),
+with SIGTERM treated like Ctrl-C.
 
 stdout carries the job's log as raw bytes, chunk by chunk (and `RUN_DIR=<abs>` first with
 --print-run-dir); every message of the tool goes to stderr. Exit: 0 success (or dry run),
@@ -7,42 +8,18 @@ stdout carries the job's log as raw bytes, chunk by chunk (and `RUN_DIR=<abs>` f
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 import click
 
-from pegboard.app.runpod_deploy.cli_options import (
-    config_path_option,
-    template_var_options,
-    verbosity_options,
-)
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
+from pegboard.app.runpod_deploy.run_job import run_job
+from pegboard.app.runpod_deploy.run_types import RunRequest
+from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
 from pegboard.domain.errors import UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 
-from .run_job import RunRequest, run_job
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt, so `kill` gets the same cleanup as Ctrl-C."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread (embedded use): leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+from .options import config_path_option, template_var_options, verbosity_options
 
 
 @click.command("run")

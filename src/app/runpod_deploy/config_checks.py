@@ -1,4 +1,5 @@
-"""`runpod-deploy validate`: everything a run would check before a pod exists, and no more.
+"""Checking a config (`runpod-deploy validate`): everything a run would check before a pod
+exists, and no more.
 
 Always: strict parse (every problem at once, with file:line), `--cost-cap-usd` /
 `--max-runtime-minutes` overrides, the $HOME project_root guard, eager rendering of every
@@ -7,112 +8,86 @@ template with the given `--var`/`--vars-file`, the budget rule, every secret's s
 several datacenters (the run goes to the volume's). Opt-ins: `--check-local` (required_paths exist), `--scan-consumer`,
 `--check-availability` and `--check-image-registry` (network; honest "skipped" when this
 process has no provider access), `--all` for every opt-in.
-The verdict goes to stdout (`ok: <config>`); notes and warnings go to stderr.
+Notes and warnings are logged (stderr); the CLI prints the verdict.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-import click
+import attrs
 
-from pegboard.app.runpod_deploy.cli_options import (
-    config_path_option,
-    template_var_options,
-    verbosity_options,
-)
-from pegboard.app.runpod_deploy.job_loading import LoadedJob, load_job, merge_cli_vars
 from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
 from pegboard.domain.gpujob.network_volume import several_datacenters_warning
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import Provider
+from pegboard.domain.ports.gpu_cloud import GpuCloud
+
+from .job_loading import LoadedJob, load_job
+from .run_types import ReadDocument
 
 logger = logging.getLogger(__name__)
 
 
-@click.command("validate")
-@config_path_option("The job config (YAML, schema_version 2).")
-@template_var_options
-@click.option(
-    "--cost-cap-usd", type=float, help="Validate with this cost cap instead of budget.cost_cap_usd."
-)
-@click.option(
-    "--max-runtime-minutes",
-    type=int,
-    help="Validate with this runtime instead of budget.max_runtime_minutes.",
-)
-@click.option("--check-local", is_flag=True, help="Check that local.required_paths exist.")
-@click.option(
-    "--scan-consumer", is_flag=True, help="Scan pyproject.toml and staged files for known hazards."
-)
-@click.option(
-    "--check-availability",
-    is_flag=True,
-    help="Ask the provider whether a configured GPU is in stock (network).",
-)
-@click.option(
-    "--check-image-registry",
-    is_flag=True,
-    help="Check that pod.image exists on Docker Hub (network).",
-)
-@click.option(
-    "--skip-registry-check", is_flag=True, help="With --all: leave out the registry check."
-)
-@click.option("--all", "check_all", is_flag=True, help="Every opt-in check.")
-@verbosity_options
-def validate(
-    config_path: Path,
-    var_args: tuple[str, ...],
-    vars_file: Path | None,
-    cost_cap_usd: float | None,
-    max_runtime_minutes: int | None,
-    check_local: bool,
-    scan_consumer: bool,
-    check_availability: bool,
-    check_image_registry: bool,
-    skip_registry_check: bool,
-    check_all: bool,
-) -> int:
-    """Check a config without creating anything: parse, render, budget, and opt-in checks."""
-    # Reads local files only: plain seams, no dependency-injector import (see wiring.py).
-    from pegboard.app.runpod_deploy.wiring import client_side
+@attrs.frozen
+class ValidateRequest:
+    """`runpod-deploy validate` flags (`--all` already spread over the opt-ins)."""
 
-    container = client_side()
-    cli_vars = merge_cli_vars(var_args, vars_file)
+    config_path: Path
+    cli_vars: Mapping[str, str] = attrs.field(factory=dict)
+    cost_cap_usd: float | None = None
+    max_runtime_minutes: int | None = None
+    check_local: bool = False
+    scan_consumer: bool = False
+    check_availability: bool = False
+    check_image_registry: bool = False
+
+
+def check_config(
+    request: ValidateRequest,
+    *,
+    read_document: ReadDocument,
+    home: str,
+    now: datetime,
+    unique_suffix: str,
+    environ: Mapping[str, str],
+    gpu_cloud: Callable[[], GpuCloud],
+) -> LoadedJob:
+    """Every check `validate` asked for; raises ConfigError/UsageError/PegboardError."""
     loaded = load_job(
-        config_path=config_path,
-        read_document=container.read_document(),
-        cli_vars=cli_vars,
-        home=container.home(),
-        now=container.utc_now(),
-        unique_suffix=container.random_hex(),
-        cost_cap_usd=cost_cap_usd,
-        max_runtime_minutes=max_runtime_minutes,
+        config_path=request.config_path,
+        read_document=read_document,
+        cli_vars=request.cli_vars,
+        home=home,
+        now=now,
+        unique_suffix=unique_suffix,
+        cost_cap_usd=request.cost_cap_usd,
+        max_runtime_minutes=request.max_runtime_minutes,
     )
     logger.info(loaded.budget.summary())
-    _check_secret_sources(loaded, container.environ())
+    _check_secret_sources(loaded, environ)
     warning = several_datacenters_warning(loaded.spec)
     if warning is not None:
         logger.warning("[validate] %s", warning)
-    if check_local or check_all:
+    if request.check_local:
         _check_required_paths(loaded)
-    if scan_consumer or check_all:
-        from pegboard.app.runpod_deploy.consumer_scan import scan_consumer as scan
+    if request.scan_consumer:
+        from .consumer_scan import scan_consumer
 
-        for finding in scan(loaded.job):
+        for finding in scan_consumer(loaded.job):
             logger.warning("[scan-consumer] %s", finding)
-    if check_availability or check_all:
-        _check_availability(loaded, container)
-    if check_image_registry or (check_all and not skip_registry_check):
+    if request.check_availability:
+        _check_availability(loaded, gpu_cloud)
+    if request.check_image_registry:
         logger.warning(
             "[check-image-registry] skipped: needs network access to the image registry, "
             "which this build does not use; pod.image was not checked"
         )
-    click.echo(f"ok: {config_path} (job {loaded.job.job_name})")
-    return 0
+    return loaded
 
 
 def _check_required_paths(loaded: LoadedJob) -> None:
@@ -134,7 +109,7 @@ def _check_required_paths(loaded: LoadedJob) -> None:
     logger.info("[check-local] %d required path(s) present", len(loaded.job.required_paths))
 
 
-def _check_secret_sources(loaded: LoadedJob, environ: Any) -> None:
+def _check_secret_sources(loaded: LoadedJob, environ: Mapping[str, str]) -> None:
     """Each secret's environment variable set and file present, as `run` will need them."""
     document = loaded.document
     missing = missing_secret_sources(
@@ -154,17 +129,13 @@ def _check_secret_sources(loaded: LoadedJob, environ: Any) -> None:
         )
 
 
-def _check_availability(loaded: LoadedJob, container: Any) -> None:
+def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) -> None:
     pod = loaded.spec.pod
     if pod.provider is Provider.LOCAL:
         logger.info("[check-availability] provider local: this machine is the pod")
         return
-    cloud_provider = getattr(container, "gpu_cloud", None)
-    if cloud_provider is None:
-        logger.warning("[check-availability] skipped: needs RunPod API access (no GpuCloud here)")
-        return
     try:
-        cloud = cloud_provider()
+        cloud = gpu_cloud()
         stock = cloud.gpu_availability(
             gpu_ids=list(pod.gpu_order),
             datacenter_ids=list(pod.datacenters),

@@ -1,91 +1,28 @@
-"""The record-reading commands: ls-runs, manifest-summary, compare-runs, events, events-query,
-capture-env.
-
-They read what `run` leaves in `<project_root>/artifacts/runpod/<run-dir>/`: the manifest
-`runpod_deploy_pull_manifest.json` and `events.jsonl`, as written by runpod-deploy 0.8.4 or by
-pegboard (fields either one lacks are shown as missing, never an error). Results go to stdout;
-notes and warnings about unreadable files go to stderr.
+"""The record commands: ls-runs, manifest-summary, compare-runs, events, events-query,
+capture-env. Client-side: they read local files through run_history.py and the plain seams,
+never the dependency-injector container (so they start fast). Results go to stdout; notes
+and warnings go to stderr.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import click
 
-from pegboard.app.runpod_deploy.cli_options import verbosity_options
+from pegboard.app.runpod_deploy import seams
+from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED, EXIT_OK
+from pegboard.app.runpod_deploy.run_history import RUNS_SUBDIR, read_events, read_manifest, run_dirs
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
-from pegboard.domain.input_limits import MAX_RECORD_BYTES, InputRejected
+
+from .options import verbosity_options
 
 logger = logging.getLogger(__name__)
-
-RUNS_SUBDIR = Path("artifacts") / "runpod"
-
-
-# --- file access ----------------------------------------------------------------------------
-
-
-def read_manifest(path: Path) -> dict[str, Any] | None:
-    """A manifest file, or a run directory holding one; None (with a one-line warning) if
-    unreadable, malformed or past a limit (docs/runpod-deploy/records.md)."""
-    if path.is_dir():
-        path = path / MANIFEST_FILENAME
-    try:
-        return forensics.parse_manifest(_read_record(path))
-    except FileNotFoundError:
-        logger.warning("manifest not found: %s", path)
-        return None
-    except OSError as exc:
-        logger.warning("cannot read manifest %s: %s", path, exc.strerror or exc)
-        return None
-    except InputRejected as exc:
-        logger.warning("cannot parse manifest %s: %s", path, exc)
-        return None
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """events.jsonl of a run directory (or the file itself); a bad line is skipped with a
-    warning, the other lines still count."""
-    if path.is_dir():
-        path = path / EVENTS_FILENAME
-    try:
-        data = _read_record(path)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        logger.warning("cannot read %s: %s", path, exc.strerror or exc)
-        return []
-    except InputRejected as exc:
-        logger.warning("cannot read %s: %s", path, exc)
-        return []
-    events, warnings = forensics.parse_events(data)
-    for warning in warnings:
-        logger.warning("%s: %s", path, warning)
-    return events
-
-
-def _read_record(path: Path) -> bytes:
-    from pegboard.app.runpod_deploy.wiring import read_record_bytes  # bounded (input_limits)
-
-    return read_record_bytes(path, MAX_RECORD_BYTES)
-
-
-def run_dirs(project_root: Path) -> list[Path]:
-    """Run directories with a manifest, oldest first (their names sort by time)."""
-    base = project_root / RUNS_SUBDIR
-    if not base.is_dir():
-        return []
-    return sorted(
-        child
-        for child in base.iterdir()
-        if child.is_dir() and (child / MANIFEST_FILENAME).is_file()
-    )
 
 
 def _existing_dir(path: Path, flag: str) -> Path:
@@ -94,13 +31,8 @@ def _existing_dir(path: Path, flag: str) -> Path:
     return path
 
 
-def _now() -> Any:
-    from pegboard.app.runpod_deploy.wiring import client_side
-
-    return client_side().utc_now()
-
-
-# --- commands -------------------------------------------------------------------------------
+def _now() -> datetime:
+    return seams.utc_now(seams.system_clock())
 
 
 @click.command("ls-runs")
@@ -131,7 +63,7 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
         click.echo(forensics.format_runs_table(rows))
     else:
         logger.info("no runs found under %s", root / RUNS_SUBDIR)
-    return 0
+    return EXIT_OK
 
 
 @click.command("manifest-summary")
@@ -151,7 +83,7 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
         if data is None:
             raise UsageError(f"manifest-summary: cannot read manifest {manifest}")
         click.echo(forensics.format_manifest_summary(data))
-        return 0
+        return EXIT_OK
     assert root is not None
     paths = sorted(_existing_dir(root, "--root").rglob(MANIFEST_FILENAME))
     blocks, totals = [], forensics.Totals()
@@ -163,10 +95,10 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
         totals = totals.add(data)
     if not blocks:
         logger.info("no manifests found under %s", root)
-        return 0
+        return EXIT_OK
     click.echo("\n\n".join(blocks) + "\n")
     click.echo(totals.format())
-    return 0
+    return EXIT_OK
 
 
 @click.command("compare-runs")
@@ -177,9 +109,9 @@ def compare_runs(a: Path, b: Path) -> int:
     """Diff two runs (manifest files or run directories). Exit 1 if either failed or is missing."""
     first, second = read_manifest(a), read_manifest(b)
     if first is None or second is None:
-        return 1
+        return EXIT_FAILED
     click.echo(forensics.format_comparison(str(a), str(b), first, second))
-    return 1 if first.get("failed") or second.get("failed") else 0
+    return EXIT_FAILED if first.get("failed") or second.get("failed") else EXIT_OK
 
 
 @click.command("events")
@@ -192,9 +124,9 @@ def events(run_dir: Path) -> int:
     found = read_events(run_dir)
     if not found:
         logger.info("no events in %s", run_dir / EVENTS_FILENAME if run_dir.is_dir() else run_dir)
-        return 0
+        return EXIT_OK
     click.echo(forensics.format_timeline(found))
-    return 0
+    return EXIT_OK
 
 
 @click.command("events-query")
@@ -234,7 +166,7 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
         click.echo("\n".join(forensics.format_event_row(row) for row in rows))
     else:
         logger.info("no matching events under %s", root)
-    return 0
+    return EXIT_OK
 
 
 @click.command("capture-env")
@@ -247,9 +179,7 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
 @verbosity_options
 def capture_env(project_root: Path) -> int:
     """Print the project's git sha, dirty flag, branch and lockfile hash as JSON."""
-    from pegboard.app.runpod_deploy.wiring import client_side
-
     root = _existing_dir(project_root.resolve(), "--project-root")
-    metadata = client_side().capture_deploy_metadata()(root)
+    metadata = seams.capture_deploy_metadata(root)
     click.echo(json.dumps(metadata, indent=2))
-    return 0
+    return EXIT_OK

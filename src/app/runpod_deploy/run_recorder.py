@@ -1,6 +1,6 @@
-"""Writing a run's records: events.jsonl as things happen, metrics.jsonl, snapshot files, the
-manifest (always, atomically), and the pod pointer (state file, atomically, the moment a pod id
-exists).
+"""Writing a run's records: events.jsonl as things happen, metrics.jsonl, snapshot files and
+the manifest (always, atomically), all through one RunRecorder per run directory. The pod
+pointers (state files) are pod_pointers.py; reading past runs' records back is run_history.py.
 """
 
 from __future__ import annotations
@@ -8,14 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import posixpath
 import secrets
 from pathlib import Path
 from typing import Any
 
 from pegboard.domain.gpujob.records import EVENTS_NAME, MANIFEST_NAME, METRICS_NAME, event_row
-from pegboard.domain.gpujob.templates import default_state_file
-from pegboard.domain.input_limits import MAX_CONFIG_BYTES, decode_text, loads_json
 from pegboard.domain.ports.clock import Clock
 
 logger = logging.getLogger(__name__)
@@ -100,60 +97,3 @@ class RunRecorder:
         path = self.run_dir / MANIFEST_NAME
         write_json_atomic(path, data)
         return path
-
-
-class PodPointer:
-    """A state file naming the pod a run created (atomic writes).
-
-    Two exist per run: the per-run pointer (`run_pointer_path`, unique to the run, written
-    before the pod is created and the one every release command names) and the config's
-    `state_file` (shared by the runs of one config: recycle, `logs --config`, 0.8.4 scripts).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def read(self) -> dict[str, Any] | None:
-        from pegboard.app.runpod_deploy.wiring import read_record_bytes  # bounded
-
-        try:  # the path comes from the config (`state_file`): /dev/zero must not hang
-            data = loads_json(decode_text(read_record_bytes(self.path, MAX_CONFIG_BYTES)))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:  # InputRejected and malformed JSON are ValueErrors
-            logger.warning("[state] ignoring unreadable state file %s: %s", self.path, exc)
-            return None
-        return data if isinstance(data, dict) else None
-
-    def write(self, data: dict[str, Any]) -> None:
-        write_json_atomic(self.path, data)
-
-    def remove_if_points_at(self, pod_id: str) -> bool:
-        """Unlink only if the file still names `pod_id` (never another run's pointer)."""
-        current = self.read()
-        if current is None or current.get("pod_id") != pod_id:
-            return False
-        self.path.unlink(missing_ok=True)
-        return True
-
-    def remove_if_no_pod(self) -> bool:
-        """Unlink a pointer written before create that never got a pod id."""
-        current = self.read()
-        if current is None or current.get("pod_id") is not None:
-            return False
-        self.path.unlink(missing_ok=True)
-        return True
-
-
-RUN_POINTERS_SUBDIR = "runs"
-
-
-def state_dir(home: str) -> Path:
-    """Where `run` keeps the user's pod pointers (the per-config defaults and `runs/`)."""
-    default = posixpath.dirname(default_state_file(config_path="", job_name="job"))
-    return Path(home) / default.removeprefix("~/")
-
-
-def run_pointer_path(state_dir: Path, run_stamp: str) -> Path:
-    """`<state dir>/runs/<run stamp>.json`: unique per run, and short whatever the job name."""
-    return state_dir / RUN_POINTERS_SUBDIR / f"{run_stamp}.json"

@@ -1,4 +1,4 @@
-"""`runpod-deploy logs`: the job log of the pod a config's state file names, over RemoteShell.
+"""Tailing a job log (`runpod-deploy logs`): the job log of the pod a config's state file names, over RemoteShell.
 
     runpod-deploy logs --config PATH [--var K=V ...] [--vars-file F] [--lines N] [--no-follow]
 
@@ -17,13 +17,7 @@ import shlex
 from pathlib import Path
 
 import attrs
-import click
 
-from pegboard.app.runpod_deploy.cli_options import (
-    config_path_option,
-    template_var_options,
-    verbosity_options,
-)
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_provider
 from pegboard.domain.gpujob.templates import RenderedJob, make_builtins, render_job
@@ -32,8 +26,9 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .job_loading import LoadedJob, merge_cli_vars
 from .phases import job_paths
-from .pod_tools import PodToolDeps, backend_for_pointer, load_config, read_pointer, tool_deps
-from .run_command import sigterm_as_interrupt
+from .pod_access import PodCommandDeps, backend_for_pointer, load_config
+from .pod_pointers import read_pointer
+from .sigterm import sigterm_as_interrupt
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +45,7 @@ class LogsRequest:
     follow: bool = True
 
 
-def tail_logs(request: LogsRequest, deps: PodToolDeps) -> int:
+def tail_logs(request: LogsRequest, deps: PodCommandDeps) -> int:
     loaded = load_config(deps, request.config_path, request.var_args, request.vars_file)
     state_file = loaded.job.state_file
     pointer = read_pointer(Path(state_file))
@@ -84,7 +79,7 @@ def tail_logs(request: LogsRequest, deps: PodToolDeps) -> int:
 
 def _job_of_that_run(
     loaded: LoadedJob,
-    deps: PodToolDeps,
+    deps: PodCommandDeps,
     request: LogsRequest,
     run_dir: object,
     status: PodStatus,
@@ -112,7 +107,7 @@ def _job_of_that_run(
 
 
 def _tail(
-    shell: RemoteShell, job: RenderedJob, log_path: str, request: LogsRequest, deps: PodToolDeps
+    shell: RemoteShell, job: RenderedJob, log_path: str, request: LogsRequest, deps: PodCommandDeps
 ) -> int:
     quoted = shlex.quote(log_path)
     # The size first, then the last N lines of exactly that many bytes: following from that
@@ -149,7 +144,7 @@ def _tail(
     return 0
 
 
-def _write(deps: PodToolDeps, chunk: bytes) -> bool:
+def _write(deps: PodCommandDeps, chunk: bytes) -> bool:
     """False once stdout is closed (`| head`): stop reading, nothing is wrong."""
     if not chunk:
         return True
@@ -158,33 +153,3 @@ def _write(deps: PodToolDeps, chunk: bytes) -> bool:
     except (BrokenPipeError, ValueError):
         return False
     return True
-
-
-@click.command("logs")
-@config_path_option("The job's YAML config (its state file names the pod).")
-@template_var_options
-@click.option(
-    "--lines",
-    type=click.IntRange(min=0),
-    default=200,
-    show_default=True,
-    help="How many lines of the log to print first.",
-)
-@click.option("--no-follow", is_flag=True, help="Print the last lines and exit.")
-@verbosity_options
-def logs(
-    config_path: Path,
-    var_args: tuple[str, ...],
-    vars_file: Path | None,
-    lines: int,
-    no_follow: bool,
-) -> int:
-    """Print the job log of the config's pod, then follow it (Ctrl-C to stop)."""
-    request = LogsRequest(
-        config_path=config_path,
-        var_args=var_args,
-        vars_file=vars_file,
-        lines=lines,
-        follow=not no_follow,
-    )
-    return tail_logs(request, tool_deps())

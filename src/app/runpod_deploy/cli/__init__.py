@@ -1,10 +1,12 @@
-"""The `runpod-deploy` command: a click group whose subcommands are imported on first use.
+"""The `runpod-deploy` command: a click group whose subcommands (one module per group in this
+package: run, validate, records, pods, gpu) are imported on first use.
 
-Only this module decides exit codes (runpod-deploy 0.8.4 printed tracebacks instead):
-- 0 success; 1 runtime failure (the job failed, a port failed, compare-runs found a failed or
-  missing run); 2 usage or config error; 130 interrupted;
-- commands may return their own documented codes (e.g. `gpu-inventory` 3 on stock-out).
+Only the CLI decides exit codes (runpod-deploy 0.8.4 printed tracebacks instead), all of them
+from exit_codes.py: an error maps to 1 (runtime failure), 2 (usage or config) or 130
+(interrupted); a command may return its own documented code (`gpu-inventory` 3 on stock-out).
 Expected errors print one line `runpod-deploy: <message>` on stderr, never a traceback.
+The `run` and pod commands take their dependencies from container.py (dependency-injector);
+`--help`, `validate` and the record readers use the plain seams only, and stay fast.
 """
 
 from __future__ import annotations
@@ -22,55 +24,55 @@ from pegboard.app.shared.console import (
     exit_now,
     run_group,
 )
+from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED
 
 PROG = "runpod-deploy"
-EXIT_FAILURE = 1
 
 # name -> ("module:attribute", one-line help). A command's module is imported only when that
 # command runs; `runpod-deploy --help` prints these lines without importing any of them.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": (
-        "pegboard.app.runpod_deploy.run_command:run",
+        "pegboard.app.runpod_deploy.cli.run:run",
         "Provision a pod, run the job, pull artifacts, apply the lifecycle action.",
     ),
     "validate": (
-        "pegboard.app.runpod_deploy.validate_command:validate",
+        "pegboard.app.runpod_deploy.cli.validate:validate",
         "Check a config (parse, render, budget) without creating anything.",
     ),
     "ls-runs": (
-        "pegboard.app.runpod_deploy.records_commands:ls_runs",
+        "pegboard.app.runpod_deploy.cli.records:ls_runs",
         "List past runs of a project.",
     ),
     "manifest-summary": (
-        "pegboard.app.runpod_deploy.records_commands:manifest_summary",
+        "pegboard.app.runpod_deploy.cli.records:manifest_summary",
         "Summarise a manifest, or every manifest under --root.",
     ),
     "compare-runs": (
-        "pegboard.app.runpod_deploy.records_commands:compare_runs",
+        "pegboard.app.runpod_deploy.cli.records:compare_runs",
         "Diff two runs; exit 1 if either failed.",
     ),
     "events": (
-        "pegboard.app.runpod_deploy.records_commands:events",
+        "pegboard.app.runpod_deploy.cli.records:events",
         "Timeline of one run's events.",
     ),
     "events-query": (
-        "pegboard.app.runpod_deploy.records_commands:events_query",
+        "pegboard.app.runpod_deploy.cli.records:events_query",
         "Search the events of every run.",
     ),
     "capture-env": (
-        "pegboard.app.runpod_deploy.records_commands:capture_env",
+        "pegboard.app.runpod_deploy.cli.records:capture_env",
         "Print git and lockfile facts of a project as JSON.",
     ),
-    "cleanup": ("pegboard.app.runpod_deploy.cleanup_command:cleanup", "Release pods left behind."),
-    "ls-stale": ("pegboard.app.runpod_deploy.stale_command:ls_stale", "List stopped pods, cost."),
-    "logs": ("pegboard.app.runpod_deploy.logs_command:logs", "Tail the job log of a pod."),
-    "gpu-list": ("pegboard.app.runpod_deploy.gpu_commands:gpu_list", "GPU stock in a datacenter."),
-    "gpu-prices": ("pegboard.app.runpod_deploy.gpu_commands:gpu_prices", "GPU prices per hour."),
+    "cleanup": ("pegboard.app.runpod_deploy.cli.pods:cleanup", "Release pods left behind."),
+    "ls-stale": ("pegboard.app.runpod_deploy.cli.pods:ls_stale", "List stopped pods, cost."),
+    "logs": ("pegboard.app.runpod_deploy.cli.pods:logs", "Tail the job log of a pod."),
+    "gpu-list": ("pegboard.app.runpod_deploy.cli.gpu:gpu_list", "GPU stock in a datacenter."),
+    "gpu-prices": ("pegboard.app.runpod_deploy.cli.gpu:gpu_prices", "GPU prices per hour."),
     "gpu-inventory": (
-        "pegboard.app.runpod_deploy.gpu_commands:gpu_inventory_command",
+        "pegboard.app.runpod_deploy.cli.gpu:gpu_inventory_command",
         "Stock of a config's GPUs; exit 3 on stock-out.",
     ),
-    "estimate": ("pegboard.app.runpod_deploy.gpu_commands:estimate", "Forecast a config's cost."),
+    "estimate": ("pegboard.app.runpod_deploy.cli.gpu:estimate", "Forecast a config's cost."),
 }
 
 
@@ -107,7 +109,7 @@ def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 
 
-exit_code_for = exit_codes(failure=EXIT_FAILURE)
+exit_code_for = exit_codes(failure=EXIT_FAILED)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,69 @@
+"""How the pod-side commands (`cleanup`, `ls-stale`, `logs`, the GPU commands) reach pods:
+their dependencies, the GpuCloud a `--provider` flag names, the backend a pod pointer names,
+and the config rendered exactly as `run` renders it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pegboard.domain.errors import UsageError
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.gpu_cloud import GpuCloud
+
+from .job_loading import LoadedJob, load_job, merge_cli_vars
+from .run_types import Backend, BackendFor, ReadDocument
+
+PROVIDERS = ("runpod", "local")
+
+
+@attrs.frozen
+class PodCommandDeps:
+    """What the pod-side commands need from the outside world (the container builds it)."""
+
+    backend_for: BackendFor
+    clock: Clock
+    home: str
+    read_document: ReadDocument
+    random_hex: Callable[[], str]
+    out: Callable[[str], None]  # one result line on stdout
+    out_bytes: Callable[[bytes], None]  # raw bytes on stdout (logs)
+    ask: Callable[[str], str | None]  # a y/N question on stderr, the answer from stdin
+    # provider + a pointer's content -> the Backend that reaches the pod it names (the local
+    # provider's recorded pods root); None: backend_for(provider)
+    backend_at: Callable[[str, Mapping[str, Any]], Backend] | None = None
+
+
+def cloud_for_flag(deps: PodCommandDeps, provider: str) -> GpuCloud:
+    """The GpuCloud a `--provider` flag names; an unavailable one is a usage error naming it."""
+    try:
+        return deps.backend_for(provider).cloud
+    except UsageError as exc:
+        raise UsageError(f"--provider {provider}: {exc}") from None
+
+
+def backend_for_pointer(deps: PodCommandDeps, provider: str, pointer: Mapping[str, Any]) -> Backend:
+    """The backend that reaches the pod a pointer names (its recorded locator wins)."""
+    if deps.backend_at is not None:
+        return deps.backend_at(provider, pointer)
+    return deps.backend_for(provider)
+
+
+def load_config(
+    deps: PodCommandDeps, config_path: Path, var_args: Sequence[str], vars_file: Path | None
+) -> LoadedJob:
+    """The config rendered exactly as `run` renders it (state file, log path, budget)."""
+    cli_vars = merge_cli_vars(var_args, vars_file)
+    return load_job(
+        config_path=config_path,
+        read_document=deps.read_document,
+        cli_vars=cli_vars,
+        home=deps.home,
+        now=datetime.fromtimestamp(deps.clock.now(), UTC),
+        unique_suffix=deps.random_hex(),
+    )

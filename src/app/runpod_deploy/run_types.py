@@ -1,0 +1,106 @@
+"""The `runpod-deploy run` use case's inputs and result: its request (the flags), its
+dependencies (ports and plain values the composition root hands in), how often it looks at
+things, and the one error a phase raises. A leaf: it imports only the domain, so every phase
+module can import it without a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+
+from pegboard.domain.documents import SourceDocument
+from pegboard.domain.errors import PegboardError
+from pegboard.domain.gpujob.records import DeployMetadata
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.file_sync import FileSync
+from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
+from pegboard.domain.ports.remote_shell import RemoteShell
+
+ReadDocument = Callable[[Path], SourceDocument]
+
+
+class PhaseFailed(PegboardError):
+    """A phase could not complete; the message is the manifest's failure_reason."""
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@attrs.frozen
+class RunRequest:
+    """`runpod-deploy run` flags."""
+
+    config_path: Path
+    cli_vars: Mapping[str, str] = attrs.field(factory=dict)
+    dry_run: bool = False
+    offline: bool = False  # implies dry_run
+    print_run_dir: bool = False
+    cost_cap_usd: float | None = None
+    max_runtime_minutes: int | None = None
+    ssh_ready_timeout_sec: int | None = None
+    force_fresh: bool = False
+    gpu_id: str | None = None
+    datacenter_id: str | None = None
+    max_gpu_price_usd: float | None = None
+
+
+@attrs.frozen
+class RunResult:
+    exit_code: int
+    outcome: str
+    run_dir: str | None
+    manifest_path: str | None
+    failure_phase: str | None = None
+    failure_reason: str | None = None
+
+
+@attrs.frozen
+class Backend:
+    """One provider: its GpuCloud and how to reach a pod's shell and files."""
+
+    cloud: GpuCloud
+    open_shell: Callable[[PodStatus], RemoteShell]
+    open_sync: Callable[[PodStatus], FileSync]
+    # Recorded in every pod pointer: what else cleanup needs to reach this backend's pods
+    # (the local provider's pods root), so a later process with other settings finds them.
+    locator: Mapping[str, str] = attrs.field(factory=dict)
+
+
+BackendFor = Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable
+
+
+@attrs.frozen
+class Timing:
+    """How often the run looks at things (tests and the bench shorten them)."""
+
+    follow_heartbeat_sec: float = 0.1
+    probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
+    after_marker_probe_sec: float = 0.05
+    success_exit_grace_sec: float = 3.0
+    ready_poll_initial_sec: float = 0.5
+    ready_poll_max_sec: float = 5.0
+    shell_probe_timeout_sec: float = 15.0
+    lost_contact_after_sec: float = 120.0
+
+
+@attrs.frozen
+class RunDeps:
+    """What the `run` use case needs from the outside world (the container builds it)."""
+
+    read_document: ReadDocument
+    backend_for: BackendFor
+    clock: Clock
+    environ: Mapping[str, str]
+    random_hex: Callable[[], str]
+    job_output: Callable[[bytes], None]  # the job's log, raw bytes, to stdout
+    result_line: Callable[[str], None]  # a result line on stdout (RUN_DIR=...)
+    home: str
+    tool_version: str
+    deploy_metadata: Callable[[str], DeployMetadata]  # project root -> git/lockfile facts
+    read_local_file: Callable[[str], bytes]
+    tool_output: Callable[[bytes], None] | None = None  # setup/preflight output (stderr)
+    timing: Timing = attrs.field(factory=Timing)

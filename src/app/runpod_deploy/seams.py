@@ -1,0 +1,132 @@
+"""The seams runpod-deploy takes from the outside world, as plain functions.
+
+container.py (dependency-injector, the composition root of `run` and the pod commands)
+composes these. Commands that only read local files (`--help`, `validate`, the record readers)
+call them directly instead: importing dependency-injector pulls in asyncio and pydantic
+(~100 ms), more than such a command should take. Both paths call the same functions; adapters
+are imported inside them, so nothing heavy loads until it is used.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pegboard.domain.gpujob.records import DeployMetadata
+from pegboard.domain.ports.clock import Clock
+
+RUNPOD_NOT_AVAILABLE = (
+    "pod.provider runpod is not available in this release yet: the RunPod adapter (the "
+    "`pegboard[runpod]` extra) ships in the next release; use `pod.provider: local` to run "
+    "the same config on this machine"
+)
+
+# --- the outside world, as values -----------------------------------------------------------
+
+
+def system_clock() -> Clock:
+    from pegboard.adapters.system_clock import SystemClock
+
+    return SystemClock()
+
+
+def utc_now(clock: Clock) -> datetime:
+    return datetime.fromtimestamp(clock.now(), UTC)
+
+
+def home_dir(environ: Mapping[str, str]) -> str:
+    return environ.get("HOME") or str(Path.home())
+
+
+def random_hex() -> str:
+    return secrets.token_hex(3)
+
+
+# --- local files ----------------------------------------------------------------------------
+
+
+def read_config_text(path: Any) -> str:
+    """A small user file (--vars-file, --env-file): bounded and strict UTF-8 (InputRejected)."""
+    from pegboard.adapters.bounded_files import read_bounded_text
+    from pegboard.domain.input_limits import MAX_CONFIG_BYTES
+
+    return read_bounded_text(path, limit=MAX_CONFIG_BYTES)
+
+
+def read_record_bytes(path: Any, limit: int) -> bytes:
+    """A record file (manifest, events.jsonl): at most `limit` bytes (InputRejected past it)."""
+    from pegboard.adapters.bounded_files import read_bounded_bytes
+
+    return read_bounded_bytes(path, limit=limit)
+
+
+def read_secret_file(path: str) -> bytes:
+    """A secret's file, bounded (MAX_SECRET_FILE_BYTES): `file: /dev/zero` must not hang a run."""
+    from pegboard.domain.input_limits import MAX_SECRET_FILE_BYTES
+
+    return read_record_bytes(Path(path), MAX_SECRET_FILE_BYTES)
+
+
+def read_yaml_document(path: Path) -> Any:
+    from pegboard.adapters.yaml_documents import read_yaml_document as read
+
+    return read(path)
+
+
+def capture_deploy_metadata(project_root: Path) -> dict[str, Any]:
+    """Git and lockfile facts of a project (`capture-env` prints them as JSON)."""
+    from pegboard.adapters.git_metadata import capture_deploy_metadata as capture
+
+    return dict(capture(Path(project_root)))
+
+
+def deploy_metadata(project_root: str) -> DeployMetadata:
+    """The same facts as the manifest records them."""
+    facts = capture_deploy_metadata(Path(project_root))
+    return DeployMetadata(
+        local_git_sha=facts.get("local_git_sha"),
+        local_git_dirty=facts.get("local_git_dirty"),
+        local_git_branch=facts.get("local_git_branch"),
+        payload_lockfile=facts.get("payload_lockfile"),
+        payload_lockfile_sha256=facts.get("payload_lockfile_sha256"),
+    )
+
+
+# --- the terminal: results on stdout, the tool's own output on stderr -----------------------
+
+
+def write_stdout_bytes(chunk: bytes) -> None:
+    sys.stdout.buffer.write(chunk)
+    sys.stdout.buffer.flush()
+
+
+def write_stdout_line(line: str) -> None:
+    sys.stdout.buffer.write(line.encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def write_stderr_bytes(chunk: bytes) -> None:
+    sys.stderr.flush()
+    sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.flush()
+
+
+def echo_line(line: str) -> None:
+    """One result line on whatever sys.stdout is now (pytest capture, redirections)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def ask_on_stderr(prompt: str) -> str | None:
+    """The prompt on stderr (stdout stays results), the answer from stdin; None at EOF."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")  # EOF: end the prompt's line before the next message
+        return None
+    return line

@@ -6,36 +6,50 @@ from __future__ import annotations
 
 import logging
 
+import attrs
+
 from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.records import ArtifactRecord
-from pegboard.domain.gpujob.templates import RenderedArtifact
+from pegboard.domain.gpujob.templates import RenderedArtifact, RenderedJob
+from pegboard.domain.ports.file_sync import FileSync
 
-from .run_state import RunState
+from .run_state import RunContext
 from .run_types import PhaseFailed
 
 logger = logging.getLogger(__name__)
 
 
-def pull(run: RunState, *, success: bool) -> None:
-    """The log first (keeping its basename), then each artifact.
+@attrs.frozen
+class Pulled:
+    """One manifest row per artifact, and the required ones that failed (success path only)."""
 
-    A required artifact that fails fails the run on the success path only.
+    artifacts: list[ArtifactRecord]
+    required_failures: list[str]
+
+    def check(self) -> None:
+        """A required artifact that failed fails the run."""
+        if self.required_failures:
+            raise PhaseFailed("required artifact(s) failed: " + "; ".join(self.required_failures))
+
+
+def pull(run: RunContext, sync: FileSync, job: RenderedJob, *, success: bool) -> Pulled:
+    """The log first (keeping its basename), then each artifact, each recorded as an event.
+
+    A required artifact that fails counts on the success path only.
     """
-    assert run.sync is not None
-    run_dir = run.job.run_dir
+    run_dir = job.run_dir
     try:
-        run.sync.pull(run.job.run.log_path, run_dir + "/", timeout=600)
+        sync.pull(job.run.log_path, run_dir + "/", timeout=600)
     except PortError as exc:
-        run.recorder.event(
-            "remote_log_pull_failed", path=run.job.run.log_path, error=str(exc)[:500]
-        )
+        run.recorder.event("remote_log_pull_failed", path=job.run.log_path, error=str(exc)[:500])
         logger.warning("[pull] could not pull the job log: %s", exc)
+    artifacts: list[ArtifactRecord] = []
     required_failures = []
-    for artifact in run.job.artifacts:
+    for artifact in job.artifacts:
         run.recorder.event("artifact_pull_started", label=artifact.label)
         started = run.clock.monotonic()
         try:
-            result = run.sync.pull(
+            result = sync.pull(
                 artifact.remote_path,
                 artifact.local_path,
                 excludes=artifact.excludes,
@@ -44,9 +58,7 @@ def pull(run: RunState, *, success: bool) -> None:
             )
         except PortError as exc:
             duration = run.clock.monotonic() - started
-            run.artifacts.append(
-                _artifact_record(artifact, "failed", None, duration, error=str(exc))
-            )
+            artifacts.append(_artifact_record(artifact, "failed", None, duration, error=str(exc)))
             run.recorder.event(
                 "artifact_pull_failed",
                 label=artifact.label,
@@ -58,7 +70,7 @@ def pull(run: RunState, *, success: bool) -> None:
                 required_failures.append(f"{artifact.label}: {exc}")
             continue
         duration = run.clock.monotonic() - started
-        run.artifacts.append(
+        artifacts.append(
             _artifact_record(
                 artifact, "success", result.bytes_transferred, duration, files=result.files
             )
@@ -76,8 +88,7 @@ def pull(run: RunState, *, success: bool) -> None:
             result.files,
             result.bytes_transferred,
         )
-    if required_failures:
-        raise PhaseFailed("required artifact(s) failed: " + "; ".join(required_failures))
+    return Pulled(artifacts=artifacts, required_failures=required_failures)
 
 
 def _artifact_record(

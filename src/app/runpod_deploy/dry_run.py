@@ -6,18 +6,19 @@ import logging
 import os
 
 from pegboard.domain.gpujob.plan import Phase
-from pegboard.domain.gpujob.provisioning import offline_candidate, pod_request
+from pegboard.domain.gpujob.provisioning import Candidate, offline_candidate, pod_request
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import StorageMode
 
 from .provisioning import candidate_plan, override_plan
-from .run_state import RunState
+from .run_state import RunContext, RunProgress
 from .run_types import PhaseFailed
 
 logger = logging.getLogger(__name__)
 
 
-def dry_run(run: RunState) -> None:
+def dry_run(run: RunContext, progress: RunProgress) -> Candidate:
+    """Every step a real run would take, logged; returns the candidate it would create on."""
     if run.request.offline:
         # No value is read offline, but a missing source fails here as `run` would (0.8.4 did).
         missing = missing_secret_sources(
@@ -25,17 +26,17 @@ def dry_run(run: RunState) -> None:
         )
         if missing:
             raise PhaseFailed("; ".join(item.message for item in missing))
-    run.enter(Phase.PROVISION)
+    progress.enter(Phase.PROVISION)
     if run.request.offline:
-        plan = override_plan(run) or offline_candidate(run.spec)
+        plan = override_plan(run.request) or offline_candidate(run.spec)
     else:
         assert run.backend is not None
         plan = candidate_plan(run, run.backend.cloud)
     if not plan.candidates:
         raise PhaseFailed(plan.no_candidate_message())
-    run.candidate = plan.candidates[0]
+    candidate = plan.candidates[0]
     request = pod_request(
-        run.spec, run.candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
+        run.spec, candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
     )
     logger.info(
         "[dry-run] would create pod %s: %s x%d in %s, image %s",
@@ -78,3 +79,4 @@ def dry_run(run: RunState) -> None:
         run.spec.lifecycle.on_success,
         run.spec.lifecycle.on_failure,
     )
+    return candidate

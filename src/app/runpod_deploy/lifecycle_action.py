@@ -1,6 +1,7 @@
 """The end of a run on a pod, after success or failure: best-effort pulls and capture, then
-the lifecycle action (delete, stop, recycle, keep), the pod's final state, the pod pointer,
-and notes on anything left behind.
+the lifecycle action (delete, stop, recycle, preserve), the pod's final state, the pod
+pointers, and notes on anything left behind. (squarepeg's lifecycle.py is a different thing:
+its whole run.) An orchestrator: it writes the action and final state into the RunRecord.
 """
 
 from __future__ import annotations
@@ -12,58 +13,64 @@ from pegboard.domain.gpujob import plan as run_plan
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.spec import LifecycleAction
 from pegboard.domain.gpujob.stale import release_command
+from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud
 
 from .artifact_pull import pull
 from .pod_snapshots import capture_end
 from .provisioning import remove_pointers, write_pointer
-from .run_state import RunState
+from .run_state import PodClaim, RunContext, RunProgress, RunRecord
 
 logger = logging.getLogger(__name__)
 
 
-def finish(run: RunState) -> None:
+def finish(run: RunContext, progress: RunProgress, claim: PodClaim, record: RunRecord) -> None:
     """After success or failure: best-effort pulls, capture, lifecycle action. Never raises."""
-    if run.dry_run or run.pod_id is None or run.backend is None:
-        if not run.dry_run and run.pod_id is None and not run.left_behind:
+    if run.dry_run or claim.pod_id is None or run.backend is None:
+        if not run.dry_run and claim.pod_id is None and not progress.left_behind:
             # No pod was made (every create failed, nothing may exist): drop the pointer
             # written before create. Kept when a pod may exist: it names it by name.
-            run.run_pointer.remove_if_no_pod()
-        _note_possible_leftovers(run)
+            run.pointers.run.remove_if_no_pod()
+        _note_possible_leftovers(progress)
         return
-    if (
-        run.failed
-        and run.script_started
-        and run.sync is not None
-        and run.failure_phase != Phase.PULL
-    ):
-        run.shielded("pull", lambda: pull(run, success=False))
-    if run.script_started:
-        run.shielded("capture", lambda: capture_end(run))
-    if run.shell is not None:
-        run.shielded("close", run.shell.close)
+    session = record.session
+    if session is not None:
+        sync = session.sync
+        if (
+            progress.failed
+            and record.script_started
+            and sync is not None
+            and progress.failure_phase != Phase.PULL
+        ):
+            progress.shielded("pull", lambda: _pull_after_failure(run, sync, record))
+        if record.script_started:
+            progress.shielded("capture", lambda: capture_end(run, session.shell))
+        progress.shielded("close", session.shell.close)
     run.kill_point(f"enter-{Phase.LIFECYCLE}")
-    run.phase = Phase.LIFECYCLE
-    run.phase_started = run.clock.monotonic()
-    run.shielded("lifecycle", lambda: _lifecycle(run))
-    run.end_phase()
+    progress.start(Phase.LIFECYCLE)
+    progress.shielded("lifecycle", lambda: _lifecycle(run, progress, claim, record))
+    progress.end_phase()
     run.kill_point("after-lifecycle")
-    _note_possible_leftovers(run)
+    _note_possible_leftovers(progress)
 
 
-def _note_possible_leftovers(run: RunState) -> None:
-    for note in run.left_behind:
+def _pull_after_failure(run: RunContext, sync: FileSync, record: RunRecord) -> None:
+    record.artifacts.extend(pull(run, sync, record.job, success=False).artifacts)
+
+
+def _note_possible_leftovers(progress: RunProgress) -> None:
+    for note in progress.left_behind:
         logger.warning("[lifecycle] left behind: %s", note)
 
 
-def _lifecycle(run: RunState) -> None:
-    assert run.backend is not None and run.pod_id is not None
+def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: RunRecord) -> None:
+    assert run.backend is not None and claim.pod_id is not None
     cloud = run.backend.cloud
-    action = run_plan.action_for(run.spec, failed=run.failed)
-    run.action = action
-    pod_id = run.pod_id
+    action = run_plan.action_for(run.spec, failed=progress.failed)
+    record.action = action
+    pod_id = claim.pod_id
     logger.info(
-        "[lifecycle] %s pod %s (%s)", action, pod_id, "failure" if run.failed else "success"
+        "[lifecycle] %s pod %s (%s)", action, pod_id, "failure" if progress.failed else "success"
     )
     try:
         if action is LifecycleAction.DELETE:
@@ -73,55 +80,58 @@ def _lifecycle(run: RunState) -> None:
     except NotFound:
         # Deleted underneath the run: nothing is left, so nothing to release.
         logger.warning("[lifecycle] pod %s is already gone", pod_id)
-        run.final_state = POD_TERMINATED
+        record.final_state = POD_TERMINATED
         run.recorder.event("pod_gone", pod_id=pod_id)
         remove_pointers(run, pod_id)
         return
     except PortError as exc:
-        run.left_behind.append(
+        progress.leave(
             f"pod {pod_id} is still there: {action} failed ({exc}); remove it with: "
             + release_command(
-                pod_id=pod_id, provider=cloud.provider, state_file=str(run.run_pointer.path)
+                pod_id=pod_id, provider=cloud.provider, state_file=str(run.pointers.run.path)
             )
         )
         run.recorder.event(
             "lifecycle_failed", action=str(action), pod_id=pod_id, error=str(exc)[:500]
         )
-        _record_final_state(run, cloud, pod_id)
+        record.final_state = _final_state(cloud, pod_id)
         return
     run.recorder.event("lifecycle_action", action=str(action), pod_id=pod_id)
-    _record_final_state(run, cloud, pod_id)
+    record.final_state = _final_state(cloud, pod_id)
+    session = record.session
     if run_plan.keeps_pointer(action):
-        write_pointer(run, run.final_state or "UNKNOWN", lifecycle_action=str(action))
+        write_pointer(run, claim, record.final_state or "UNKNOWN", lifecycle_action=str(action))
         note = run_plan.leftover_note(
             action=action,
             pod_id=pod_id,
             provider=cloud.provider,
-            state_file=str(run.run_pointer.path),
-            volume_gb=run.status.volume_gb if run.status else None,
-            pod_dir=run.pod_dir,
+            state_file=str(run.pointers.run.path),
+            volume_gb=session.status.volume_gb if session else None,
+            pod_dir=session.pod_dir if session else None,
         )
         if note:
-            run.left_behind.append(note)
-    elif run.final_state == POD_TERMINATED:
+            progress.leave(note)
+    elif record.final_state == POD_TERMINATED:
         remove_pointers(run, pod_id)
         logger.info("[lifecycle] pod %s deleted; disk released", pod_id)
     else:
         # Not confirmed gone: the pointers stay, so the pod stays findable and releasable.
-        write_pointer(run, run.final_state or "UNKNOWN", lifecycle_action=str(action))
-        run.left_behind.append(
+        write_pointer(run, claim, record.final_state or "UNKNOWN", lifecycle_action=str(action))
+        progress.leave(
             f"pod {pod_id} was asked to delete but is still listed "
-            f"({run.final_state or 'state unknown'}); check and release it with: "
+            f"({record.final_state or 'state unknown'}); check and release it with: "
             + release_command(
-                pod_id=pod_id, provider=cloud.provider, state_file=str(run.run_pointer.path)
+                pod_id=pod_id, provider=cloud.provider, state_file=str(run.pointers.run.path)
             )
         )
 
 
-def _record_final_state(run: RunState, cloud: GpuCloud, pod_id: str) -> None:
+def _final_state(cloud: GpuCloud, pod_id: str) -> str | None:
+    """The pod's state after the action: TERMINATED once the provider no longer has it."""
     try:
-        run.final_state = cloud.get_pod(pod_id).desired_status
+        return cloud.get_pod(pod_id).desired_status
     except NotFound:
-        run.final_state = POD_TERMINATED
+        return POD_TERMINATED
     except PortError as exc:
         logger.warning("[lifecycle] final state unknown: %s", exc)
+        return None

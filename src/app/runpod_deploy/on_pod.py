@@ -1,5 +1,9 @@
 """A run's phases on the pod, in order: wait until it is ready, then setup, secrets, staging,
 preflight, launch and monitor, then pull the log and artifacts.
+
+`run_on_pod` is the orchestrator: each phase below takes what it needs and returns what it
+produced, and only `run_on_pod` writes that into the RunRecord (which the cleanup and the
+manifest read, also after a failure).
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ import attrs
 
 from pegboard.domain.gpujob import plan as run_plan
 from pegboard.domain.gpujob.plan import Phase
-from pegboard.domain.gpujob.templates import RenderedCommand, make_builtins, render_job
+from pegboard.domain.gpujob.templates import RenderedCommand, RenderedJob, make_builtins, render_job
+from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import PodStatus
+from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .artifact_pull import pull
 from .phases import (
+    JobPaths,
     MetricsSampler,
     job_paths,
     launch,
@@ -29,42 +36,62 @@ from .phases import (
 )
 from .pod_snapshots import capture_start
 from .provisioning import write_pointer
-from .run_state import RunState
+from .run_state import PodClaim, PodSession, RunContext, RunProgress, RunRecord
 
 logger = logging.getLogger(__name__)
 
 
-def run_on_pod(run: RunState) -> None:
-    assert run.backend is not None and run.pod_id is not None
-    run.enter(Phase.READY)
+def run_on_pod(run: RunContext, progress: RunProgress, claim: PodClaim, record: RunRecord) -> None:
+    assert run.backend is not None and claim.pod_id is not None
+    progress.enter(Phase.READY)
     configured = run.request.ssh_ready_timeout_sec or run.spec.budget.ssh_ready_timeout_sec
-    timeout = min(float(configured), max(0.0, run.budget.remaining(run.clock.monotonic())))
-    run.status, run.shell = wait_until_ready(
+    timeout = min(float(configured), max(0.0, progress.budget.remaining(run.clock.monotonic())))
+    status, shell = wait_until_ready(
         run.backend.cloud,
-        run.pod_id,
+        claim.pod_id,
         open_shell=run.backend.open_shell,
         clock=run.clock,
         timeout_sec=timeout,
         timing=run.deps.timing,
     )
-    write_pointer(run, run.status.desired_status)
-    run.sync = run.backend.open_sync(run.status)
-    run.budget = run.budget.with_price(run.status.cost_per_hour_usd, "pod_describe")
-    _localize_paths(run, run.status)
-    capture_start(run)
+    record.session = PodSession(status=status, shell=shell)  # from here the cleanup closes it
+    write_pointer(run, claim, status.desired_status)
+    sync = run.backend.open_sync(status)
+    progress.budget = progress.budget.with_price(status.cost_per_hour_usd, "pod_describe")
+    job, pod_dir = _job_on_pod(run, status)
+    record.session = PodSession(status=status, shell=shell, sync=sync, pod_dir=pod_dir)
+    record.job = job
+    capture_start(run, status, shell)
     for phase in run_plan.remote_phases(run.spec):
-        run.enter(phase)
-        _REMOTE_PHASES[phase](run)
-    run.enter(Phase.PULL)
-    pull(run, success=True)
+        progress.enter(phase)
+        if phase is Phase.SETUP:
+            _run_phase_commands(run, progress, shell, job, job.setup, "setup")
+        elif phase is Phase.SECRETS:
+            _write_secrets(run, shell, job)
+        elif phase is Phase.STAGING:
+            _stage(run, progress, sync, job)
+        elif phase is Phase.PREFLIGHT:
+            _run_phase_commands(run, progress, shell, job, job.all_preflight, "preflight")
+        elif phase is Phase.LAUNCH:
+            record.paths = job_paths(job.run)
+            _launch(run, shell, job, record.paths)
+            record.script_started = True
+        elif phase is Phase.MONITOR:
+            assert record.paths is not None
+            record.remote_exit_code = _monitor(run, progress, shell, job, record.paths, claim)
+    progress.enter(Phase.PULL)
+    pulled = pull(run, sync, job, success=True)
+    record.artifacts.extend(pulled.artifacts)
+    pulled.check()
 
 
-def _localize_paths(run: RunState, status: PodStatus) -> None:
-    """Re-render with `{volume_mount}` = where the volume really is (local provider)."""
+def _job_on_pod(run: RunContext, status: PodStatus) -> tuple[RenderedJob, str | None]:
+    """The job re-rendered with `{volume_mount}` = where the volume really is (local provider),
+    and the pod's directory on this machine; the loaded job unchanged elsewhere."""
     root = status.workspace_root
     if not root or root == run.spec.storage.volume_mount:
-        return
-    run.pod_dir = posixpath.dirname(posixpath.dirname(root.rstrip("/"))) or None
+        return run.job, None
+    pod_dir = posixpath.dirname(posixpath.dirname(root.rstrip("/"))) or None
     spec = attrs.evolve(run.spec, storage=attrs.evolve(run.spec.storage, volume_mount=root))
     builtins = make_builtins(
         spec,
@@ -73,74 +100,75 @@ def _localize_paths(run: RunState, status: PodStatus) -> None:
         home=run.deps.home,
         run_stamp=posixpath.basename(run.job.run_dir),
     )
-    run.job = render_job(
-        spec, cli_vars=run.request.cli_vars, builtins=builtins, document=run.document
-    )
+    job = render_job(spec, cli_vars=run.request.cli_vars, builtins=builtins, document=run.document)
     logger.info("[ready] {volume_mount} is %s on this pod", root)
+    return job, pod_dir
 
 
-def _job_output(run: RunState) -> Callable[[bytes], None]:
+def _job_output(run: RunContext) -> Callable[[bytes], None]:
     """The job's bytes to stdout; a closed stdout (`| head`) must not fail the job."""
+    closed = False
 
     def write(chunk: bytes) -> None:
-        if run.output_closed:
+        nonlocal closed
+        if closed:
             return
         try:
             run.deps.job_output(chunk)
         except (BrokenPipeError, ValueError, OSError) as exc:
-            run.output_closed = True
+            closed = True
             logger.warning("[monitor] stdout closed (%s); the job goes on, its log is pulled", exc)
 
     return write
 
 
-def _tool_output(run: RunState) -> Callable[[bytes], None]:
+def _tool_output(run: RunContext) -> Callable[[bytes], None]:
     sink = run.deps.tool_output
     return sink if sink is not None else (lambda _chunk: None)
 
 
-def _run_phase_commands(run: RunState, commands: tuple[RenderedCommand, ...], label: str) -> None:
+def _run_phase_commands(
+    run: RunContext,
+    progress: RunProgress,
+    shell: RemoteShell,
+    job: RenderedJob,
+    commands: tuple[RenderedCommand, ...],
+    label: str,
+) -> None:
     """Setup and preflight run the same way; only the commands and the log label differ."""
-    assert run.shell is not None
     run_commands(
-        run.shell,
+        shell,
         commands,
         label=label,
-        remote_env=run.job.remote_env,
-        budget=run.budget,
+        remote_env=job.remote_env,
+        budget=progress.budget,
         clock=run.clock,
         on_output=_tool_output(run),
         redact=run.redact,
     )
 
 
-def _setup(run: RunState) -> None:
-    _run_phase_commands(run, run.job.setup, "setup")
-
-
-def _secrets(run: RunState) -> None:
-    assert run.shell is not None
-    for secret in run.job.secrets:
+def _write_secrets(run: RunContext, shell: RemoteShell, job: RenderedJob) -> None:
+    for secret in job.secrets:
         data = secret_payload(
             secret,
             environ=run.deps.environ,
             read_local_file=run.deps.read_local_file,
             redact=run.redact,
         )
-        run.shell.write_file(secret.destination, data, mode=int(secret.mode, 8))
+        shell.write_file(secret.destination, data, mode=int(secret.mode, 8))
         logger.info("[secrets] %s -> %s (mode %s)", secret.name, secret.destination, secret.mode)
 
 
-def _staging(run: RunState) -> None:
-    assert run.sync is not None
-    for staging in run.job.staging:
+def _stage(run: RunContext, progress: RunProgress, sync: FileSync, job: RenderedJob) -> None:
+    for staging in job.staging:
         started = run.clock.monotonic()
-        result = run.sync.push(
+        result = sync.push(
             staging.source,
             staging.destination,
             excludes=staging.excludes,
             delete=staging.delete,
-            timeout=max(1.0, run.budget.remaining(run.clock.monotonic())),
+            timeout=max(1.0, progress.budget.remaining(run.clock.monotonic())),
         )
         logger.info(
             "[staging] %s: %s -> %s, %d files, %d bytes",
@@ -159,58 +187,48 @@ def _staging(run: RunState) -> None:
         )
 
 
-def _preflight(run: RunState) -> None:
-    _run_phase_commands(run, run.job.all_preflight, "preflight")
-
-
-def _launch(run: RunState) -> None:
-    assert run.shell is not None
-    paths = run.paths = job_paths(run.job.run)
-    pid = launch(run.shell, run.job.run, paths)
-    run.script_started = True
+def _launch(run: RunContext, shell: RemoteShell, job: RenderedJob, paths: JobPaths) -> None:
+    pid = launch(shell, job.run, paths)
     run.recorder.event("remote_job_started", pid=pid, script_path=paths.script)
     logger.info("[launch] %s started (pid %d), log %s", paths.script, pid, paths.log)
 
 
-def _monitor(run: RunState) -> None:
-    assert run.shell is not None and run.paths is not None
-    assert run.backend is not None and run.pod_id is not None
-    cloud, pod_id = run.backend.cloud, run.pod_id
+def _monitor(
+    run: RunContext,
+    progress: RunProgress,
+    shell: RemoteShell,
+    job: RenderedJob,
+    paths: JobPaths,
+    claim: PodClaim,
+) -> int | None:
+    """Stream the log until the job ends; the remote exit code of a job that succeeded."""
+    assert run.backend is not None and claim.pod_id is not None
+    cloud, pod_id = run.backend.cloud, claim.pod_id
     telemetry = run.spec.telemetry
     sampler: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if telemetry.enabled:
         sampler = MetricsSampler(
-            run.shell,
-            volume_mount=run.job.volume_mount,
+            shell,
+            volume_mount=job.volume_mount,
             clock=run.clock,
             interval_sec=float(telemetry.sample_interval_sec),
             record=run.recorder.metrics,
         )
     with sampler:
         result = monitor(
-            run.shell,
-            run.job.run,
-            run.paths,
-            budget=run.budget,
+            shell,
+            job.run,
+            paths,
+            budget=progress.budget,
             clock=run.clock,
             timing=run.deps.timing,
             job_output=_job_output(run),
             emit=run.recorder.event,
             pod_gone=lambda: pod_is_gone(cloud, pod_id),
         )
-    run.remote_exit_code = result.verdict.exit_code
     run.recorder.event(
         "remote_job_succeeded",
         reason=result.verdict.reason,
         exit_code=result.verdict.exit_code,
     )
-
-
-_REMOTE_PHASES: dict[Phase, Callable[[RunState], None]] = {
-    Phase.SETUP: _setup,
-    Phase.SECRETS: _secrets,
-    Phase.STAGING: _staging,
-    Phase.PREFLIGHT: _preflight,
-    Phase.LAUNCH: _launch,
-    Phase.MONITOR: _monitor,
-}
+    return result.verdict.exit_code

@@ -12,21 +12,22 @@ import attrs
 
 from pegboard.domain.errors import PortError
 from pegboard.domain.ports.gpu_cloud import PodStatus
+from pegboard.domain.ports.remote_shell import RemoteShell
 
-from .run_state import RunState
+from .run_state import RunContext
 
 logger = logging.getLogger(__name__)
 
 
-def capture_start(run: RunState) -> None:
+def capture_start(run: RunContext, status: PodStatus, shell: RemoteShell) -> None:
     telemetry = run.spec.telemetry
     if not telemetry.enabled:
         return
-    if telemetry.capture_pod_describe and run.status is not None:
-        run.recorder.snapshot("pod_describe_start.json", _describe(run.status))
+    if telemetry.capture_pod_describe:
+        run.recorder.snapshot("pod_describe_start.json", _describe(status))
     if telemetry.capture_remote_env:
-        uname = _remote_text(run, "uname -a")
-        python = _remote_text(run, "python3 --version 2>&1 || python --version 2>&1")
+        uname = _remote_text(shell, "uname -a")
+        python = _remote_text(shell, "python3 --version 2>&1 || python --version 2>&1")
         run.recorder.snapshot(
             "remote_env.json",
             json.dumps(
@@ -35,30 +36,28 @@ def capture_start(run: RunState) -> None:
             ),
         )
     if telemetry.capture_nvidia_smi:
-        text = _remote_text(run, "nvidia-smi", quiet_failure=True)
+        text = _remote_text(shell, "nvidia-smi", quiet_failure=True)
         if text:
             run.recorder.snapshot("nvidia_smi_start.txt", text)
 
 
-def capture_end(run: RunState) -> None:
+def capture_end(run: RunContext, shell: RemoteShell) -> None:
     telemetry = run.spec.telemetry
-    if not telemetry.enabled or run.shell is None:
+    if not telemetry.enabled:
         return
     if telemetry.capture_nvidia_smi:
-        text = _remote_text(run, "nvidia-smi", quiet_failure=True)
+        text = _remote_text(shell, "nvidia-smi", quiet_failure=True)
         if text:
             run.recorder.snapshot("nvidia_smi_end.txt", text)
     if telemetry.capture_dmesg:
-        text = _remote_text(run, "dmesg 2>/dev/null | tail -n 200", quiet_failure=True)
+        text = _remote_text(shell, "dmesg 2>/dev/null | tail -n 200", quiet_failure=True)
         if text:
             run.recorder.snapshot("dmesg_tail.txt", text)
 
 
-def _remote_text(run: RunState, command: str, *, quiet_failure: bool = False) -> str:
-    if run.shell is None:
-        return ""
+def _remote_text(shell: RemoteShell, command: str, *, quiet_failure: bool = False) -> str:
     try:
-        result = run.shell.run(command, timeout=30)
+        result = shell.run(command, timeout=30)
     except PortError as exc:
         logger.debug("[telemetry] %s failed: %s", command, exc)
         return ""

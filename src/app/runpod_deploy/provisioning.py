@@ -32,23 +32,23 @@ from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
 
 from .pod_pointers import PodPointer
-from .run_state import RunState
-from .run_types import PhaseFailed
+from .run_state import PodClaim, RunContext, RunProgress
+from .run_types import PhaseFailed, RunRequest
 
 logger = logging.getLogger(__name__)
 
 
-def override_plan(run: RunState) -> CandidatePlan | None:
+def override_plan(request: RunRequest) -> CandidatePlan | None:
     """`--gpu-id` with `--datacenter-id` names the one candidate, skipping the stock check."""
-    if run.request.gpu_id and run.request.datacenter_id:
-        return override_candidate(run.request.gpu_id, run.request.datacenter_id)
+    if request.gpu_id and request.datacenter_id:
+        return override_candidate(request.gpu_id, request.datacenter_id)
     return None
 
 
-def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
+def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
     placement = _volume_placement(run, cloud)
     volume_id = placement.volume.volume_id if placement else None
-    override = override_plan(run)
+    override = override_plan(run.request)
     if override is not None:
         held_in = placement.volume.datacenter_id if placement else None
         if held_in is not None and override.candidates[0].datacenter_id != held_in:
@@ -86,7 +86,7 @@ def candidate_plan(run: RunState, cloud: GpuCloud) -> CandidatePlan:
     return attrs.evolve(plan, network_volume_id=volume_id)
 
 
-def _volume_placement(run: RunState, cloud: GpuCloud) -> VolumePlacement | None:
+def _volume_placement(run: RunContext, cloud: GpuCloud) -> VolumePlacement | None:
     """For network_volume storage: the volume, and the configured datacenter that holds it."""
     storage = run.spec.storage
     if storage.mode is not StorageMode.NETWORK_VOLUME or not storage.volume_name:
@@ -104,16 +104,17 @@ def _volume_placement(run: RunState, cloud: GpuCloud) -> VolumePlacement | None:
     return placement
 
 
-def provision(run: RunState) -> None:
-    """Resume the paused pod (recycle) or create one, trying each candidate in turn."""
-    run.enter(Phase.PROVISION)
+def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
+    """Resume the paused pod (recycle) or create one, trying each candidate in turn; `claim`
+    names the pod the moment its id exists."""
+    progress.enter(Phase.PROVISION)
     assert run.backend is not None
     cloud = run.backend.cloud
     plan = candidate_plan(run, cloud)
     if not plan.candidates:
         raise PhaseFailed(plan.no_candidate_message())
     if run.spec.lifecycle.on_success is LifecycleAction.RECYCLE and _try_resume(
-        run, cloud, plan.candidates[0]
+        run, progress, claim, cloud, plan.candidates[0]
     ):
         return
     # Before any pod exists, this run's pointer names the pod it is about to create (by its
@@ -132,15 +133,15 @@ def provision(run: RunState) -> None:
         try:
             handle = cloud.create_pod(request)
         except CreateOutcomeUnknown as exc:
-            recovered = _recover_after_bad_create(run, cloud, request.name, exc)
+            recovered = _recover_after_bad_create(progress, cloud, request.name, exc)
             if recovered is not None:
-                _adopt(run, recovered.pod_id, candidate)
+                _adopt(run, claim, recovered.pod_id, candidate)
                 return
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         except PortError as exc:
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         else:
-            _adopt(run, handle.pod_id, candidate)
+            _adopt(run, claim, handle.pod_id, candidate)
             return
         following = plan.candidates[index + 1] if index + 1 < len(plan.candidates) else None
         if following is not None:
@@ -155,7 +156,7 @@ def provision(run: RunState) -> None:
 
 
 def _recover_after_bad_create(
-    run: RunState, cloud: GpuCloud, name: str, error: Exception
+    progress: RunProgress, cloud: GpuCloud, name: str, error: Exception
 ) -> PodStatus | None:
     logger.warning(
         "[provision] create failed after it may have made a pod (%s); looking it up by name %s",
@@ -165,21 +166,22 @@ def _recover_after_bad_create(
     try:
         found = cloud.find_pods(name=name)
     except PortError as exc:
-        run.left_behind.append(
+        progress.leave(
             f"a pod named {name!r} may exist (create failed: {error}; lookup failed: {exc}); "
             "check the provider's pod list"
         )
         return None
     for extra in found[1:]:
-        run.left_behind.append(f"extra pod {extra.pod_id} named {name!r}")
+        progress.leave(f"extra pod {extra.pod_id} named {name!r}")
     return found[0] if found else None
 
 
-def _adopt(run: RunState, pod_id: str, candidate: Candidate) -> None:
+def _adopt(
+    run: RunContext, claim: PodClaim, pod_id: str, candidate: Candidate, *, resumed: bool = False
+) -> None:
     run.kill_point("after-create")
-    run.pod_id = pod_id
-    run.candidate = candidate
-    write_pointer(run, "CREATED")
+    claim.adopt(pod_id, candidate, resumed=resumed)
+    write_pointer(run, claim, "CREATED")
     run.kill_point("after-pointer")
     run.recorder.event(
         "gpu_selected", gpu_id=candidate.gpu_id, datacenter_id=candidate.datacenter_id
@@ -188,20 +190,22 @@ def _adopt(run: RunState, pod_id: str, candidate: Candidate) -> None:
     logger.info(
         "[provision] pod %s (state file %s; this run's %s)",
         pod_id,
-        run.job.state_file,
-        run.run_pointer.path,
+        run.pointers.config.path,
+        run.pointers.run.path,
     )
 
 
-def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
-    pointer = run.pointer.read()
+def _try_resume(
+    run: RunContext, progress: RunProgress, claim: PodClaim, cloud: GpuCloud, first: Candidate
+) -> bool:
+    pointer = run.pointers.config.read()
     if pointer is None or pointer.get("provider", cloud.provider) != cloud.provider:
         return False
     old = str(pointer.get("pod_id", ""))
     if run.request.force_fresh:
         logger.info("[recycle] --force-fresh: deleting paused pod %s", old)
-        if _terminate_quietly(run, cloud, old):
-            run.pointer.remove_if_points_at(old)
+        if _terminate_quietly(progress, cloud, old):
+            run.pointers.config.remove_if_points_at(old)
             _forget_run_pointer(pointer, old)
         return False
     try:
@@ -212,12 +216,12 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
         pointer=pointer, status=status, candidate=first, image=run.spec.pod.image
     )
     logger.info("[recycle] %s: %s", old, decision.reason)
-    if decision.terminate_old and _terminate_quietly(run, cloud, old):
-        run.pointer.remove_if_points_at(old)
+    if decision.terminate_old and _terminate_quietly(progress, cloud, old):
+        run.pointers.config.remove_if_points_at(old)
         _forget_run_pointer(pointer, old)
     if not decision.resume:
         if status is None:
-            run.pointer.remove_if_points_at(old)
+            run.pointers.config.remove_if_points_at(old)
             _forget_run_pointer(pointer, old)
         return False
     try:
@@ -225,8 +229,7 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
     except PortError as exc:
         logger.warning("[recycle] resume of %s failed (%s); creating a fresh pod", old, exc)
         return False
-    run.resumed = True
-    _adopt(run, old, first)
+    _adopt(run, claim, old, first, resumed=True)
     _forget_run_pointer(pointer, old)  # this run's pointer names the pod from now on
     run.recorder.event(
         "pod_resumed", pod_id=old, gpu_id=first.gpu_id, datacenter_id=first.datacenter_id
@@ -234,13 +237,13 @@ def _try_resume(run: RunState, cloud: GpuCloud, first: Candidate) -> bool:
     return True
 
 
-def _terminate_quietly(run: RunState, cloud: GpuCloud, pod_id: str) -> bool:
+def _terminate_quietly(progress: RunProgress, cloud: GpuCloud, pod_id: str) -> bool:
     """Delete an old pod; True once it is gone (its pointers may then go)."""
     try:
         cloud.terminate_pod(pod_id)
     except PortError as exc:
         logger.warning("[recycle] could not delete pod %s: %s", pod_id, exc)
-        run.left_behind.append(f"old pod {pod_id} could not be deleted: {exc}")
+        progress.leave(f"old pod {pod_id} could not be deleted: {exc}")
         return False
     return True
 
@@ -252,24 +255,24 @@ def _forget_run_pointer(config_pointer: Mapping[str, Any], pod_id: str) -> None:
         PodPointer(Path(path)).remove_if_points_at(pod_id)
 
 
-def pointer_locator(run: RunState) -> dict[str, Any]:
+def pointer_locator(run: RunContext) -> dict[str, Any]:
     """What a pointer records besides the pod id so that any later process can clean it up."""
     assert run.backend is not None
     return {
         "pod_name": run.job.run_id,
-        "run_pointer": str(run.run_pointer.path),
-        "config_state_file": str(run.pointer.path),
+        "run_pointer": str(run.pointers.run.path),
+        "config_state_file": str(run.pointers.config.path),
         **run.backend.locator,
     }
 
 
-def write_intent_pointer(run: RunState) -> None:
+def write_intent_pointer(run: RunContext) -> None:
     """This run's pointer before create: the provider, where its pods live, the pod's name.
 
     Raises OSError (the run fails with no pod) when it cannot be written.
     """
     assert run.backend is not None
-    run.run_pointer.write(
+    run.pointers.run.write(
         {
             "pod_id": None,
             "provider": run.backend.cloud.provider,
@@ -284,18 +287,20 @@ def write_intent_pointer(run: RunState) -> None:
     )
 
 
-def write_pointer(run: RunState, status: str, *, lifecycle_action: str | None = None) -> None:
+def write_pointer(
+    run: RunContext, claim: PodClaim, status: str, *, lifecycle_action: str | None = None
+) -> None:
     """Both pod pointers, rewritten atomically whenever the pod's state changes.
 
     Never raises: the per-run pointer was proven writable before create and, if a later write
     fails, still names the pod by name; the config's shared pointer is a convenience.
     """
-    assert run.pod_id is not None and run.candidate is not None and run.backend
+    assert claim.pod_id is not None and claim.candidate is not None and run.backend
     data = pod_pointer(
-        pod_id=run.pod_id,
+        pod_id=claim.pod_id,
         provider=run.backend.cloud.provider,
-        gpu_id=run.candidate.gpu_id,
-        datacenter_id=run.candidate.datacenter_id,
+        gpu_id=claim.candidate.gpu_id,
+        datacenter_id=claim.candidate.datacenter_id,
         image=run.spec.pod.image,
         run_id=run.job.run_id,
         run_dir=run.job.run_dir,
@@ -305,14 +310,14 @@ def write_pointer(run: RunState, status: str, *, lifecycle_action: str | None = 
         lifecycle_action=lifecycle_action,
     )
     data.update(pointer_locator(run))
-    for pointer in (run.run_pointer, run.pointer):
+    for pointer in (run.pointers.run, run.pointers.config):
         try:
             pointer.write(data)
         except OSError as exc:
             logger.warning("[state] could not write %s: %s", pointer.path, exc)
 
 
-def remove_pointers(run: RunState, pod_id: str) -> None:
+def remove_pointers(run: RunContext, pod_id: str) -> None:
     """After the pod is confirmed gone: both pointers, each only while it names this pod."""
-    run.pointer.remove_if_points_at(pod_id)
-    run.run_pointer.remove_if_points_at(pod_id)
+    run.pointers.config.remove_if_points_at(pod_id)
+    run.pointers.run.remove_if_points_at(pod_id)

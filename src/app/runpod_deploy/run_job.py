@@ -16,8 +16,10 @@ pull -> lifecycle action -> manifest. Corrections over runpod-deploy 0.8.4 (its 
   redacted from every message and record.
 
 This module is the entry point and the order of the phases with their failure handling; the
-phases live beside it: provisioning, dry_run, on_pod, pod_snapshots, artifact_pull, lifecycle
-and run_manifest, all over one RunState.
+phases live beside it: provisioning, dry_run, on_pod (ready ... monitor, pull), pod_snapshots,
+artifact_pull, lifecycle_action and run_manifest. They share the explicit state of run_state.py,
+passed as arguments: the RunContext (fixed), RunProgress (phase, budget, first failure),
+the PodClaim (the pod held) and the RunRecord (what the phases produced).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.records import DeployMetadata
 
 from .dry_run import dry_run
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
@@ -38,7 +41,7 @@ from .phases import secret_payload
 from .provisioning import provision
 from .run_manifest import write_manifest
 from .run_recorder import prove_writable
-from .run_state import RunState
+from .run_state import PodClaim, RunContext, RunProgress, RunRecord
 from .run_types import PhaseFailed, RunDeps, RunRequest, RunResult
 
 logger = logging.getLogger(__name__)
@@ -62,65 +65,70 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
     if request.print_run_dir:
         deps.result_line(f"RUN_DIR={loaded.job.run_dir}")
     logger.info("%s", loaded.budget.summary())
-    run = RunState(request, deps, loaded.document, loaded.spec, loaded.job)
-    run.backend = backend
+    run = RunContext.start(
+        request, deps, document=loaded.document, spec=loaded.spec, job=loaded.job, backend=backend
+    )
     return _execute(run)
 
 
-def _execute(run: RunState) -> RunResult:
+def _execute(run: RunContext) -> RunResult:
+    """The phases in order; whatever happens, the cleanup, then the manifest."""
+    progress = RunProgress(run)
+    claim = PodClaim()
+    record = RunRecord(job=run.job)
     unexpected: BaseException | None = None
     try:
-        _validate(run)
+        record.metadata = _validate(run)
         if run.dry_run:
-            dry_run(run)
-            run.outcome = "dry_run"
+            record.candidate = dry_run(run, progress)
+            progress.outcome = "dry_run"
         else:
-            provision(run)
-            run_on_pod(run)
+            provision(run, progress, claim)
+            run_on_pod(run, progress, claim, record)
     except KeyboardInterrupt:
-        run.fail("interrupted (SIGINT/SIGTERM)", outcome="interrupted")
+        progress.fail("interrupted (SIGINT/SIGTERM)", outcome="interrupted")
     except PhaseFailed as exc:
         if exc.exit_code is not None:
-            run.remote_exit_code = exc.exit_code
-        run.fail(str(exc))
+            record.remote_exit_code = exc.exit_code
+        progress.fail(str(exc))
     except (PegboardError, OSError) as exc:
-        run.fail(f"{type(exc).__name__}: {exc}")
+        progress.fail(f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: still clean up and record, then surface it
-        run.fail(f"internal error: {type(exc).__name__}: {exc}")
+        progress.fail(f"internal error: {type(exc).__name__}: {exc}")
         unexpected = exc
-    run.end_phase()
-    finish(run)
+    progress.end_phase()
+    finish(run, progress, claim, record)
     run.kill_point(f"enter-{Phase.MANIFEST}")
-    manifest_path = write_manifest(run)
+    manifest_path = write_manifest(run, progress, claim, record)
     if unexpected is not None:
         raise unexpected
     code = EXIT_OK
-    if run.outcome == "interrupted":
+    if progress.outcome == "interrupted":
         code = EXIT_INTERRUPTED
-    elif run.failed:
+    elif progress.failed:
         code = EXIT_FAILED
-    if run.failed:
-        logger.error("[run] FAILED in %s: %s", run.failure_phase, run.failure_reason)
+    if progress.failed:
+        logger.error("[run] FAILED in %s: %s", progress.failure_phase, progress.failure_reason)
     else:
-        logger.info("[run] %s; records in %s", run.outcome, run.job.run_dir)
+        logger.info("[run] %s; records in %s", progress.outcome, run.job.run_dir)
     return RunResult(
         exit_code=code,
-        outcome=run.outcome,
+        outcome=progress.outcome,
         run_dir=run.job.run_dir,
         manifest_path=manifest_path,
-        failure_phase=run.failure_phase,
-        failure_reason=run.failure_reason,
+        failure_phase=progress.failure_phase,
+        failure_reason=progress.failure_reason,
     )
 
 
-def _validate(run: RunState) -> None:
-    """Local checks before any pod exists: required paths, secrets, deploy metadata."""
-    run.phase = Phase.VALIDATE
+def _validate(run: RunContext) -> DeployMetadata:
+    """Local checks before any pod exists: required paths, secrets, local writes; returns the
+    deploy metadata (git and lockfile facts) the config asks the manifest to record."""
     missing = [p for p in run.job.required_paths if not Path(p).exists()]
     if missing:
         raise PhaseFailed("required local path(s) missing: " + ", ".join(missing))
     if run.request.offline:
-        return  # no secrets read, no git: sentinels only
+        return DeployMetadata()  # no secrets read, no git: sentinels only
     for secret in run.job.secrets:
         # Checked before any pod exists (0.8.4 found a missing one after provisioning).
         secret_payload(
@@ -129,19 +137,21 @@ def _validate(run: RunState) -> None:
             read_local_file=run.deps.read_local_file,
             redact=run.redact,
         )
+    metadata = DeployMetadata()
     if run.spec.telemetry.capture_local_git or run.spec.telemetry.capture_payload_lockfile:
-        run.metadata = run.deps.deploy_metadata(run.job.project_root)
+        metadata = run.deps.deploy_metadata(run.job.project_root)
     if not run.dry_run:
         _prove_local_writes(run)
+    return metadata
 
 
-def _prove_local_writes(run: RunState) -> None:
+def _prove_local_writes(run: RunContext) -> None:
     """Every local file written after create must be writable now, while no pod exists:
     the run directory (records, manifest), this run's pointer and the config's state file."""
     targets = (
         ("run directory", Path(run.job.run_dir) / ".write-check"),
-        ("run pointer", run.run_pointer.path),
-        ("state_file", run.pointer.path),
+        ("run pointer", run.pointers.run.path),
+        ("state_file", run.pointers.config.path),
     )
     for what, path in targets:
         try:

@@ -1,5 +1,15 @@
-"""The state of one `runpod-deploy run` as it moves through the phases, and its bookkeeping:
-which phase it is in, how long each took, and the first failure (mutable on purpose).
+"""The state of one `runpod-deploy run`, split by who may change it.
+
+- RunContext (frozen): what the run knows once its config has loaded: the request, its
+  dependencies, the parsed spec, its recorder, its two pod pointers, the redactor, the backend.
+- RunProgress: the bookkeeping every phase reports into through its methods: the phase it is
+  in and how long each took, the budget, the first failure, what was left behind.
+- PodClaim: the pod this run holds, filled by provisioning the moment a pod id exists, so
+  nothing created is lost track of even when the run is interrupted in the next instant.
+- RunRecord: what the phases produced (the pod session, the launched script, the remote exit
+  code, the artifacts, the lifecycle action), written by the orchestrators (run_job, on_pod,
+  lifecycle_action) from the phases' return values, and read by the manifest.
+Phases take the parts they need as arguments and return what they produced.
 """
 
 from __future__ import annotations
@@ -9,12 +19,15 @@ import posixpath
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.plan import Phase, RunBudget
 from pegboard.domain.gpujob.provisioning import Candidate
 from pegboard.domain.gpujob.records import ArtifactRecord, DeployMetadata
 from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
 from pegboard.domain.gpujob.templates import RenderedJob
+from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
@@ -28,64 +41,94 @@ from .run_types import Backend, PhaseFailed, RunDeps, RunRequest
 logger = logging.getLogger(__name__)
 
 
-class RunState:
-    """Everything one run knows so far; the phase modules read and update it."""
+@attrs.frozen
+class RunPointers:
+    """The config's state file (shared by its runs) and this run's own pointer (the one
+    release commands name, never another run's pod)."""
 
-    def __init__(
-        self,
+    config: PodPointer
+    run: PodPointer
+
+
+@attrs.frozen
+class RunContext:
+    """What one run knows once its config has loaded; the same for every phase."""
+
+    request: RunRequest
+    deps: RunDeps
+    document: SourceDocument
+    spec: JobSpec
+    job: RenderedJob  # as loaded: its ids and local paths; RunRecord.job has the pod's paths
+    recorder: RunRecorder
+    pointers: RunPointers
+    redact: Redactor
+    backend: Backend | None  # None: an offline dry run
+    started: float  # monotonic
+
+    @classmethod
+    def start(
+        cls,
         request: RunRequest,
         deps: RunDeps,
+        *,
         document: SourceDocument,
         spec: JobSpec,
         job: RenderedJob,
-    ) -> None:
-        self.request = request
-        self.deps = deps
-        self.document = document
-        self.spec = spec
-        self.job = job
-        self.clock = deps.clock
-        self.dry_run = request.dry_run or request.offline
-        self.recorder = RunRecorder(Path(job.run_dir), deps.clock)
-        self.pointer = PodPointer(Path(job.state_file))  # the config's (shared by its runs)
-        # This run's own pointer: the one release commands name (never another run's pod).
-        self.run_pointer = PodPointer(
-            run_pointer_path(state_dir(deps.home), posixpath.basename(job.run_dir))
+        backend: Backend | None,
+    ) -> RunContext:
+        run_stamp = posixpath.basename(job.run_dir)
+        return cls(
+            request=request,
+            deps=deps,
+            document=document,
+            spec=spec,
+            job=job,
+            recorder=RunRecorder(Path(job.run_dir), deps.clock),
+            pointers=RunPointers(
+                config=PodPointer(Path(job.state_file)),
+                run=PodPointer(run_pointer_path(state_dir(deps.home), run_stamp)),
+            ),
+            redact=Redactor(),
+            backend=backend,
+            started=deps.clock.monotonic(),
         )
-        self.redact = Redactor()
-        self.started = deps.clock.monotonic()
+
+    @property
+    def clock(self) -> Clock:
+        return self.deps.clock
+
+    @property
+    def dry_run(self) -> bool:
+        return self.request.dry_run or self.request.offline
+
+    def kill_point(self, point: str) -> None:
+        """TEST-ONLY hook (kill_points): a no-op unless a test asked to stop here."""
+        kill_point(self.deps.environ, point)
+
+
+class RunProgress:
+    """Where the run is, how long each phase took, the budget and the first failure."""
+
+    def __init__(self, context: RunContext) -> None:
+        self._context = context
+        self._clock = context.clock
+        spec = context.spec
         max_runtime = spec.budget.max_runtime_minutes
         self.budget = RunBudget(
-            started_at=self.started,
+            started_at=context.started,
             cost_cap_usd=spec.budget.cost_cap_usd,
             price_per_hour_usd=spec.budget.assumed_hourly_rate_usd,
             price_source="assumed_rate",
             max_runtime_sec=None if max_runtime is None else max_runtime * 60.0,
         )
-        self.backend: Backend | None = None
-        self.candidate: Candidate | None = None
-        self.pod_id: str | None = None
-        self.status: PodStatus | None = None
-        self.shell: RemoteShell | None = None
-        self.sync: FileSync | None = None
-        self.pod_dir: str | None = None
-        self.paths: JobPaths | None = None
-        self.resumed = False
-        self.script_started = False
         self.phase: Phase = Phase.VALIDATE
-        self.phase_started = self.started
+        self.phase_started = context.started
         self.durations: dict[str, float] = {}
         self.failed = False
         self.outcome = "succeeded"
         self.failure_phase: str | None = None
         self.failure_reason: str | None = None
-        self.remote_exit_code: int | None = None
-        self.artifacts: list[ArtifactRecord] = []
-        self.action: LifecycleAction | None = None
         self.left_behind: list[str] = []
-        self.final_state: str | None = None
-        self.metadata = DeployMetadata()
-        self.output_closed = False
 
     def fail(self, reason: str, *, outcome: str = "failed") -> None:
         """Record the first failure only: later ones happen while cleaning up after it."""
@@ -94,30 +137,36 @@ class RunState:
         self.failed = True
         self.outcome = outcome
         self.failure_phase = str(self.phase)
-        self.failure_reason = self.redact(reason)
-        self.recorder.event(
+        self.failure_reason = self._context.redact(reason)
+        self._context.recorder.event(
             "run_failed", phase=self.failure_phase, reason=self.failure_reason, outcome=outcome
         )
 
-    def kill_point(self, point: str) -> None:
-        """TEST-ONLY hook (kill_points): a no-op unless a test asked to stop here."""
-        kill_point(self.deps.environ, point)
+    def leave(self, note: str) -> None:
+        """Something the run could not remove: logged at the end and named in the manifest."""
+        self.left_behind.append(note)
 
     def enter(self, phase: Phase) -> None:
         """Start `phase`; a spent budget stops the run, except for the phases that clean up."""
-        self.kill_point(f"enter-{phase}")
+        self._context.kill_point(f"enter-{phase}")
         self.end_phase()
         self.phase = phase
-        self.phase_started = self.clock.monotonic()
+        self.phase_started = self._clock.monotonic()
         exceeded = self.budget.exceeded_reason(self.phase_started)
         if exceeded is not None and phase not in (Phase.PULL, Phase.LIFECYCLE, Phase.MANIFEST):
             raise PhaseFailed(exceeded)
 
+    def start(self, phase: Phase) -> None:
+        """Start a cleanup phase: the time since the last phase ended (best-effort pulls,
+        capture) is not counted, and no budget stops it."""
+        self.phase = phase
+        self.phase_started = self._clock.monotonic()
+
     def end_phase(self) -> None:
-        elapsed = self.clock.monotonic() - self.phase_started
+        elapsed = self._clock.monotonic() - self.phase_started
         key = str(self.phase)
         self.durations[key] = self.durations.get(key, 0.0) + elapsed
-        self.phase_started = self.clock.monotonic()
+        self.phase_started = self._clock.monotonic()
 
     def shielded(self, what: str, step: Callable[[], None]) -> None:
         """Run a cleanup step that must not stop the cleanup after it."""
@@ -129,3 +178,43 @@ class RunState:
                 self.fail("interrupted (SIGINT/SIGTERM)", outcome="interrupted")
         except Exception as exc:
             logger.warning("[%s] failed: %s", what, exc)
+
+
+@attrs.define
+class PodClaim:
+    """The pod this run holds (None until one exists), and the candidate it was made on."""
+
+    pod_id: str | None = None
+    candidate: Candidate | None = None
+    resumed: bool = False
+
+    def adopt(self, pod_id: str, candidate: Candidate, *, resumed: bool = False) -> None:
+        self.pod_id = pod_id
+        self.candidate = candidate
+        self.resumed = resumed
+
+
+@attrs.frozen
+class PodSession:
+    """What the ready phase produced: the pod answering, its shell and file sync."""
+
+    status: PodStatus
+    shell: RemoteShell
+    sync: FileSync | None = None  # None until opened (the shell must be closed even so)
+    pod_dir: str | None = None  # the local provider's pod directory (for the leftover note)
+
+
+@attrs.define
+class RunRecord:
+    """What the phases produced, for the cleanup after them and for the manifest."""
+
+    job: RenderedJob  # re-rendered once the pod says where its volume really is
+    metadata: DeployMetadata = attrs.field(factory=DeployMetadata)
+    candidate: Candidate | None = None  # a dry run's pick (a real run's is in its PodClaim)
+    session: PodSession | None = None
+    paths: JobPaths | None = None
+    script_started: bool = False
+    remote_exit_code: int | None = None
+    artifacts: list[ArtifactRecord] = attrs.field(factory=list)
+    action: LifecycleAction | None = None
+    final_state: str | None = None

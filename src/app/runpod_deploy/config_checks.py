@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -25,10 +26,13 @@ from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
 from pegboard.domain.gpujob.network_volume import several_datacenters_warning
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import Provider
-from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, load_job
-from .run_types import ReadDocument
+
+if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
+    from pegboard.domain.ports.gpu_cloud import GpuCloud
+
+    from .run_types import ReadDocument
 
 logger = logging.getLogger(__name__)
 

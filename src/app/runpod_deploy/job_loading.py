@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,8 +29,10 @@ from pegboard.domain.gpujob.templates import (
 )
 from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
 
-from .run_types import ReadDocument
 from .seams import read_config_text
+
+if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
+    from .run_types import ReadDocument
 
 
 @attrs.frozen

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,9 +15,11 @@ from pegboard.app.runpod_deploy.config_checks import ValidateRequest, check_conf
 from pegboard.app.runpod_deploy.exit_codes import EXIT_OK
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.domain.errors import UsageError
-from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .options import config_path_option, template_var_options, verbosity_options
+
+if TYPE_CHECKING:
+    from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 
 def _no_gpu_cloud() -> GpuCloud:

@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pegboard.app.runpod_deploy.seams import read_config_text, read_record_bytes
+from pegboard.app.shared.seams import read_config_text, read_record_bytes
 from pegboard.domain.gpujob.spec import StorageMode
 from pegboard.domain.gpujob.templates import RenderedJob
 from pegboard.domain.input_limits import InputRejected, decode_text

@@ -1,5 +1,5 @@
-"""The composition root of runpod-deploy (dependency-injector): the ONLY app module, with
-seams.py, that imports pegboard.adapters, and the only one that knows the container.
+"""The composition root of runpod-deploy (dependency-injector): the ONLY app module, with the
+seams it composes, that imports pegboard.adapters, and the only one that knows the container.
 
 The CLI entry points of `run` and the pod commands ask it for one typed bundle each
 (`run_deps()`, `pod_command_deps()`) and hand that to the use case, which sees ports and plain
@@ -22,6 +22,7 @@ from typing import Any
 from dependency_injector import containers, providers
 
 from pegboard import __version__
+from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
@@ -35,11 +36,7 @@ from .seams import (
     ask_on_stderr,
     deploy_metadata,
     echo_line,
-    home_dir,
-    random_hex,
     read_secret_file,
-    read_yaml_document,
-    system_clock,
     write_stderr_bytes,
     write_stdout_bytes,
     write_stdout_line,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pegboard.app.shared.seams import read_config_text
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
@@ -28,8 +29,6 @@ from pegboard.domain.gpujob.templates import (
     run_dir_name,
 )
 from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
-
-from .seams import read_config_text
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
     from .run_types import ReadDocument

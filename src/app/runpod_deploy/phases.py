@@ -67,7 +67,7 @@ def wait_until_ready(
 ) -> tuple[PodStatus, RemoteShell]:
     """Poll the pod until ssh is published and a command runs; transient errors are retried."""
     deadline = clock.monotonic() + timeout_sec
-    delay = timing.ready_poll_initial_sec
+    polls = 0
     last = "no status yet"
     while True:
         try:
@@ -88,8 +88,8 @@ def wait_until_ready(
         remaining = deadline - clock.monotonic()
         if remaining <= 0:
             raise PhaseFailed(f"pod {pod_id} not ready after {timeout_sec:g}s (last: {last})")
-        clock.sleep(min(delay, remaining))
-        delay = min(delay * 2, timing.ready_poll_max_sec)
+        polls += 1
+        clock.sleep(min(timing.ready_poll.delay(polls), remaining))
 
 
 def pod_is_gone(cloud: GpuCloud, pod_id: str) -> bool:
@@ -219,7 +219,7 @@ def monitor(
     stream: ByteStream | None = None
     last_probe = float("-inf")
     trouble_since: float | None = None
-    backoff = 0.2
+    retries = 0  # within the current outage: reset as soon as the pod answers again
 
     def take(data: bytes, now: float) -> None:
         nonlocal offset
@@ -255,7 +255,7 @@ def monitor(
                         _emit_steps(emit, machine.end_of_log(now=now))
                         machine.observe_status(status, now=now)
                 trouble_since = None
-                backoff = 0.2
+                retries = 0
             except PortError as exc:
                 if stream is not None:
                     stream.close()
@@ -270,8 +270,8 @@ def monitor(
                         f"lost contact with the pod for {now - trouble_since:.0f}s: {exc}"
                     ) from None
                 logger.warning("[monitor] transient error, retrying: %s", exc)
-                clock.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                retries += 1
+                clock.sleep(timing.monitor_retry.delay(retries))
                 continue
             machine.tick(now=clock.monotonic(), grace=timing.success_exit_grace_sec)
             if machine.verdict is not None:

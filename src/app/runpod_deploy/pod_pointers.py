@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pegboard.app.shared.seams import read_record_bytes
 from pegboard.domain.gpujob.records import MANIFEST_NAME
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_pod_name
 from pegboard.domain.gpujob.templates import default_state_file
 from pegboard.domain.input_limits import MAX_CONFIG_BYTES, MAX_RECORD_BYTES, decode_text, loads_json
 
 from .run_recorder import write_json_atomic
-from .seams import read_record_bytes
 
 logger = logging.getLogger(__name__)
 

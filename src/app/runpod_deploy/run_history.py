@@ -12,11 +12,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pegboard.app.shared.seams import read_record_bytes
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
 from pegboard.domain.input_limits import MAX_RECORD_BYTES, InputRejected
-
-from .seams import read_record_bytes
 
 logger = logging.getLogger(__name__)
 

@@ -18,6 +18,7 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
+from pegboard.domain.retry import Backoff
 
 ReadDocument = Callable[[Path], SourceDocument]
 
@@ -73,6 +74,10 @@ class Backend:
 BackendFor = Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable
 
 
+READY_POLL = Backoff(first_delay=0.5, factor=2.0, max_delay=5.0)
+MONITOR_RETRY = Backoff(first_delay=0.2, factor=2.0, max_delay=5.0)
+
+
 @attrs.frozen
 class Timing:
     """How often the run looks at things (tests and the bench shorten them)."""
@@ -81,8 +86,11 @@ class Timing:
     probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
     after_marker_probe_sec: float = 0.05
     success_exit_grace_sec: float = 3.0
-    ready_poll_initial_sec: float = 0.5
-    ready_poll_max_sec: float = 5.0
+    # The one retry policy (pegboard.domain.retry): the ready wait polls at 0.5, 1, 2, 4, 5, 5 s
+    # until its deadline; the monitor retries a failed follow or probe at 0.2, 0.4 ... 5 s until
+    # lost_contact_after_sec. Both are bounded by time, not by a count of attempts.
+    ready_poll: Backoff = READY_POLL
+    monitor_retry: Backoff = MONITOR_RETRY
     shell_probe_timeout_sec: float = 15.0
     lost_contact_after_sec: float = 120.0
 

@@ -1,7 +1,9 @@
-"""The seams runpod-deploy takes from the outside world, as plain functions.
+"""The seams only runpod-deploy takes from the outside world, as plain functions; the ones both
+apps take (home dir, random hex, YAML reader, bounded file readers, clock) are
+pegboard.app.shared.seams.
 
 container.py (dependency-injector, the composition root of `run` and the pod commands)
-composes these. Commands that only read local files (`--help`, `validate`, the record readers)
+composes both. Commands that only read local files (`--help`, `validate`, the record readers)
 call them directly instead: importing dependency-injector pulls in asyncio and pydantic
 (~100 ms), more than such a command should take. Both paths call the same functions; adapters
 are imported inside them, so nothing heavy loads until it is used.
@@ -9,16 +11,14 @@ are imported inside them, so nothing heavy loads until it is used.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # annotations only: the record readers must not import them (startup)
+from pegboard.app.shared.seams import read_record_bytes
+
+if TYPE_CHECKING:  # annotations only: the record readers must not import it (startup)
     from pegboard.domain.gpujob.records import DeployMetadata
-    from pegboard.domain.ports.clock import Clock
 
 RUNPOD_NOT_AVAILABLE = (
     "pod.provider runpod is not available in this release yet: the RunPod adapter (the "
@@ -26,44 +26,7 @@ RUNPOD_NOT_AVAILABLE = (
     "the same config on this machine"
 )
 
-# --- the outside world, as values -----------------------------------------------------------
-
-
-def system_clock() -> Clock:
-    from pegboard.adapters.system_clock import SystemClock
-
-    return SystemClock()
-
-
-def utc_now(clock: Clock) -> datetime:
-    return datetime.fromtimestamp(clock.now(), UTC)
-
-
-def home_dir(environ: Mapping[str, str]) -> str:
-    return environ.get("HOME") or str(Path.home())
-
-
-def random_hex() -> str:
-    """Six hex digits: what secrets.token_hex(3) does, without importing secrets (~8 ms)."""
-    return os.urandom(3).hex()
-
-
 # --- local files ----------------------------------------------------------------------------
-
-
-def read_config_text(path: Any) -> str:
-    """A small user file (--vars-file, --env-file): bounded and strict UTF-8 (InputRejected)."""
-    from pegboard.adapters.bounded_files import read_bounded_text
-    from pegboard.domain.input_limits import MAX_CONFIG_BYTES
-
-    return read_bounded_text(path, limit=MAX_CONFIG_BYTES)
-
-
-def read_record_bytes(path: Any, limit: int) -> bytes:
-    """A record file (manifest, events.jsonl): at most `limit` bytes (InputRejected past it)."""
-    from pegboard.adapters.bounded_files import read_bounded_bytes
-
-    return read_bounded_bytes(path, limit=limit)
 
 
 def read_secret_file(path: str) -> bytes:
@@ -71,12 +34,6 @@ def read_secret_file(path: str) -> bytes:
     from pegboard.domain.input_limits import MAX_SECRET_FILE_BYTES
 
     return read_record_bytes(Path(path), MAX_SECRET_FILE_BYTES)
-
-
-def read_yaml_document(path: Path) -> Any:
-    from pegboard.adapters.yaml_documents import read_yaml_document as read
-
-    return read(path)
 
 
 def capture_deploy_metadata(project_root: Path) -> dict[str, Any]:

@@ -11,20 +11,19 @@ The `run` and pod commands take their dependencies from container.py (dependency
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 
 import click
 
 from pegboard import __version__
+from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED
 from pegboard.app.shared.console import (
     exit_codes,
     exit_now,
     run_group,
 )
-from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED
+from pegboard.app.shared.lazy_group import LazyGroup
 
 PROG = "runpod-deploy"
 
@@ -76,34 +75,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    """Resolves COMMANDS on demand; a command whose module does not exist yet is not listed."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if _module_exists(COMMANDS[name][0]))
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        module_name, attribute = COMMANDS[cmd_name][0].split(":")
-        if not _module_exists(COMMANDS[cmd_name][0]):
-            return None
-        command = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(command, click.Command)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
-
-
-def _module_exists(target: str) -> bool:
-    return importlib.util.find_spec(target.split(":")[0]) is not None
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, "--version", prog_name=PROG, message="%(prog)s %(version)s")
 def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""

@@ -16,6 +16,7 @@ import click
 from pegboard.app.runpod_deploy import seams
 from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED, EXIT_OK
 from pegboard.app.runpod_deploy.run_history import RUNS_SUBDIR, read_events, read_manifest, run_dirs
+from pegboard.app.shared import seams as shared_seams
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
@@ -32,7 +33,7 @@ def _existing_dir(path: Path, flag: str) -> Path:
 
 
 def _now() -> datetime:
-    return seams.utc_now(seams.system_clock())
+    return shared_seams.utc_now(shared_seams.system_clock())
 
 
 @click.command("ls-runs")

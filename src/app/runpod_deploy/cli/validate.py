@@ -14,6 +14,7 @@ from pegboard.app.runpod_deploy import seams
 from pegboard.app.runpod_deploy.config_checks import ValidateRequest, check_config
 from pegboard.app.runpod_deploy.exit_codes import EXIT_OK
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
+from pegboard.app.shared import seams as shared_seams
 from pegboard.domain.errors import UsageError
 
 from .options import config_path_option, template_var_options, verbosity_options
@@ -83,10 +84,10 @@ def validate(
     )
     loaded = check_config(
         request,
-        read_document=seams.read_yaml_document,
-        home=seams.home_dir(os.environ),
-        now=seams.utc_now(seams.system_clock()),
-        unique_suffix=seams.random_hex(),
+        read_document=shared_seams.read_yaml_document,
+        home=shared_seams.home_dir(os.environ),
+        now=shared_seams.utc_now(shared_seams.system_clock()),
+        unique_suffix=shared_seams.random_hex(),
         environ=os.environ,
         gpu_cloud=_no_gpu_cloud,
     )

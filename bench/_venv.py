@@ -1,4 +1,4 @@
-"""Shared bench helpers: the bench venv with squarepeg 0.4.1 (the baseline) and timing utilities."""
+"""Shared bench helpers: the baseline venvs (squarepeg 0.4.1, runpod-deploy 0.8.4) and timing utilities."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH_VENV = REPO / ".bench-venv"
 BASELINE_SQUAREPEG = "squarepeg==0.4.1"
+# runpod-deploy 0.8.4 requires Python >= 3.13: its own venv, made with that interpreter.
+RUNPOD_DEPLOY_VENV = REPO / ".bench-venv-runpod-deploy"
+BASELINE_RUNPOD_DEPLOY = "runpod-deploy==0.8.4"
+PYTHON_313 = Path("/root/.pyenv/versions/3.13.0/bin/python")
 
 
 def our_bin(name: str) -> Path:
@@ -38,6 +42,29 @@ def baseline_squarepeg() -> Path | None:
         )
     except (subprocess.SubprocessError, OSError) as exc:
         print(f"bench: could not install {BASELINE_SQUAREPEG}: {exc}", file=sys.stderr)
+        return None
+    return script if script.exists() else None
+
+
+def baseline_runpod_deploy() -> Path | None:
+    """Path of runpod-deploy 0.8.4's console script in its own Python 3.13 venv, made if needed.
+
+    The interpreter is $PEGBOARD_BENCH_PYTHON313, else pyenv's 3.13.0. Returns None (and says
+    why on stderr) when it cannot be installed, like `baseline_squarepeg`.
+    """
+    script = RUNPOD_DEPLOY_VENV / "bin" / "runpod-deploy"
+    if script.exists():
+        return script
+    python = os.environ.get("PEGBOARD_BENCH_PYTHON313", str(PYTHON_313))
+    try:
+        subprocess.run([python, "-m", "venv", str(RUNPOD_DEPLOY_VENV)], check=True)
+        subprocess.run(
+            [str(RUNPOD_DEPLOY_VENV / "bin" / "pip"), "install", "-q", BASELINE_RUNPOD_DEPLOY],
+            check=True,
+            timeout=600,
+        )
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"bench: could not install {BASELINE_RUNPOD_DEPLOY}: {exc}", file=sys.stderr)
         return None
     return script if script.exists() else None
 

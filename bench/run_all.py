@@ -1,8 +1,8 @@
 """Run every benchmark in bench/ in turn (`make bench`); each prints its own ratios.
 
 Benchmarks are not part of the test gate: they compare against baselines measured in the same
-run (python itself, a bare HTTP server, squarepeg 0.4.1 in .bench-venv), so run them on a quiet
-machine.
+run (python itself, a bare HTTP server, squarepeg 0.4.1 in .bench-venv, runpod-deploy 0.8.4 in
+.bench-venv-runpod-deploy), so run them on a quiet machine.
 """
 
 from __future__ import annotations
@@ -11,7 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ("startup.py", "squarepeg_run.py", "runpod_local.py", "kubernetes_sandbox.py")
+BENCHES = (
+    "startup.py",
+    "squarepeg_run.py",
+    "runpod_local.py",
+    "runpod_ssh.py",
+    "kubernetes_sandbox.py",
+)
 
 
 def main() -> int:

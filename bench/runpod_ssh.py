@@ -15,8 +15,9 @@ same LoopbackSshd (a real /usr/sbin/sshd on 127.0.0.1). Per run:
   recorder), so a run that keeps one connection shows 1.
 
 How 0.8.4 is given a pod. 0.8.4 never uses the runpod SDK: provisioning is `runpodctl`
-subprocesses (reference notes §5, §6), so a small stand-in `runpodctl` (a shell script, below)
-answers the calls it makes with the JSON shapes it parses: `pod create --help` (flag probe),
+subprocesses (reference notes §5, §6). The RunPod API sandbox (adapters/sandboxes/runpod) speaks
+the SDK's GraphQL, and no runpodctl binary is here to point at it, so a small stand-in
+`runpodctl` (a shell script, below) answers the calls 0.8.4 makes with the JSON it parses: `pod create --help` (flag probe),
 `datacenter list -o json`, `pod create` -> {"id"}, `pod get <id> -o json` -> RUNNING with
 ssh.{ip,port} = the loopback sshd, and `pod delete`. Its `ssh` and rsync's `-e ssh` go through an
 `ssh` wrapper that only adds `-F /dev/null -o UserKnownHostsFile=<temp file>`: OpenSSH reads

@@ -12,7 +12,7 @@ import attrs
 from dependency_injector import providers
 
 from pegboard.app.squarepeg.cli import main
-from pegboard.app.squarepeg.container import Container, current_container
+from pegboard.app.squarepeg.container import Container
 
 RUN_ID = "0b6f8f3e-9a5b-4b58-8c7e-1c2d3e4f5a6b"
 
@@ -33,8 +33,8 @@ def pinned_container(
     kubeconfig_namespace: str | None = None,
     real_kubeconfig: bool = False,
 ) -> Iterator[Container]:
-    """The process container with environment, identity and randomness fixed (reset after)."""
-    container = current_container()
+    """A container with environment, identity and randomness fixed (reset after)."""
+    container = Container()
     env = {"HOME": str(home), **(environ or {})}
     overrides: dict[str, providers.Provider[object]] = {
         "environ": providers.Object(env),
@@ -55,9 +55,13 @@ def pinned_container(
 def run_cli(argv: Sequence[str], *, home: Path, **pins: object) -> CliResult:
     """`squarepeg <argv>` in-process; returns exit code, stdout and stderr."""
     out, err = io.StringIO(), io.StringIO()
-    with pinned_container(home=home, **pins), redirect_stdout(out), redirect_stderr(err):  # type: ignore[arg-type]
+    with (
+        pinned_container(home=home, **pins) as container,
+        redirect_stdout(out),
+        redirect_stderr(err),
+    ):  # type: ignore[arg-type]
         try:
-            main(list(argv))
+            main(list(argv), container=container)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         else:

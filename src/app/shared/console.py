@@ -20,16 +20,22 @@ ExitCodeFor = Callable[[BaseException], int | None]
 
 
 def run_group(
-    group: click.Group, *, prog: str, argv: Sequence[str] | None, exit_code_for: ExitCodeFor
+    group: click.Group,
+    *,
+    prog: str,
+    argv: Sequence[str] | None,
+    exit_code_for: ExitCodeFor,
+    obj: Any = None,
 ) -> int:
     """Run `group` on argv (default sys.argv[1:]) and return the process exit code.
 
     `exit_code_for` maps one of pegboard's own errors to its code, and returns None for anything
-    else. pegboard.domain.errors is looked up lazily, so `--help` does not import it.
+    else. pegboard.domain.errors is looked up lazily, so `--help` does not import it. `obj`
+    becomes the click context's object: a composition root handed in (tests), or None.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = group.main(args=args, prog_name=prog, standalone_mode=False)
+        result = group.main(args=args, prog_name=prog, standalone_mode=False, obj=obj)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.UsageError as exc:

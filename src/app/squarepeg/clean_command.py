@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from pegboard.app.squarepeg.cli_options import config_layer_options
+from pegboard.app.squarepeg.cli_options import composition_root, config_layer_options
 from pegboard.domain.errors import PortError, RunnerError, UsageError
 from pegboard.domain.squarepeg.labels import sanitize_label_value
 from pegboard.domain.squarepeg.orphans import SweepDecision
+
+if TYPE_CHECKING:
+    from pegboard.app.squarepeg.seams import ClusterPorts, Seams
 
 
 def orphan_table(decisions: Sequence[SweepDecision]) -> str:
@@ -43,12 +46,16 @@ def orphan_table(decisions: Sequence[SweepDecision]) -> str:
 @click.option("--quiet", is_flag=True, help="Only errors on stderr.")
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
 @config_layer_options
-def clean(**params: Any) -> int:
+@click.pass_context
+def clean(ctx: click.Context, /, **params: Any) -> int:
     """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
-    return execute_clean(**params)
+    container = composition_root(ctx)
+    return execute_clean(container.seams(), container.cluster_ports(), **params)
 
 
 def execute_clean(
+    seams: Seams,
+    ports: ClusterPorts,
     *,
     dry_run: bool = False,
     min_age: int | None = None,
@@ -59,44 +66,41 @@ def execute_clean(
     config_paths: Sequence[str] = (),
     no_default_config: bool = False,
     profile: str | None = None,
-    container: Any = None,
 ) -> int:
     from pegboard.app.squarepeg.config_loading import load_config
-    from pegboard.app.squarepeg.container import current_container
 
     from .status import StatusUI
     from .sweep import delete_orphans, find_orphans
 
     if min_age is not None and min_age < 0:
         raise UsageError(f"--min-age {min_age}: must be 0 or more seconds")
-    container = container or current_container()
     config = load_config(
         config_paths=config_paths,
         no_default_config=no_default_config,
         profile=profile,
-        environ=container.environ(),
-        home=container.home(),
-        read_document=container.read_document(),
+        environ=seams.environ,
+        home=seams.home,
+        read_document=seams.read_document,
     )
     ui = StatusUI(
         tag=secrets.token_hex(4),
-        stream=container.stderr(),
+        stream=seams.stderr,
         quiet=quiet or config.quiet,
         color=False if no_color else None,
-        environ=container.environ(),
+        environ=seams.environ,
     )
-    cluster = container.cluster(context=context, lenient_tls=config.lenient_tls)
+    cluster = ports.open_cluster(context=context, lenient_tls=config.lenient_tls)
     target = cluster.target()
     ns = namespace or config.namespace or target.namespace or "default"
     ui.banner(target.context, ns)
-    created_by = sanitize_label_value(container.user_name())
+    created_by = sanitize_label_value(seams.user_name)
     age = config.orphan_sweep_min_age if min_age is None else min_age
     try:
         decisions = find_orphans(
             cluster,
             namespace=ns,
             created_by=created_by,
-            now=container.clock().now(),
+            now=ports.clock.now(),
             min_age_seconds=age,
             exclude_run_id=None,
         )
@@ -109,7 +113,7 @@ def execute_clean(
         ui.success(f"nothing to clean in namespace {ns!r}")
         return 0
     if dry_run:
-        stdout: TextIO = container.stdout()
+        stdout: TextIO = seams.stdout
         stdout.write(orphan_table(decisions))
         stdout.flush()
         ui.step(f"would delete {len(decisions)} orphaned resource(s) in namespace {ns!r}")

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from pegboard import __version__
 from pegboard.app.shared.console import exit_codes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
+
+if TYPE_CHECKING:
+    from .container import Container
 
 EXIT_RUNNER = 125
 
@@ -55,9 +59,13 @@ def squarepeg() -> None:
 exit_code_for = exit_codes(failure=EXIT_RUNNER)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run squarepeg and exit with the right code (tests call this in-process)."""
-    sys.exit(run_group(squarepeg, prog="squarepeg", argv=argv, exit_code_for=exit_code_for))
+def main(argv: Sequence[str] | None = None, *, container: Container | None = None) -> None:
+    """Run squarepeg and exit with the right code (tests call this in-process, with a container
+    whose providers they overrode)."""
+    code = run_group(
+        squarepeg, prog="squarepeg", argv=argv, exit_code_for=exit_code_for, obj=container
+    )
+    sys.exit(code)
 
 
 def console_main() -> None:

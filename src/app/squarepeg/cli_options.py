@@ -1,12 +1,18 @@
-"""The config-layer options `run`, `clean` and `config` share: `--config`, `--no-default-config`,
-`--profile` (passed on as `config_paths`, `no_default_config`, `profile`)."""
+"""What squarepeg's commands share at the CLI edge: the config-layer options (`--config`,
+`--no-default-config`, `--profile`, passed on as `config_paths`, `no_default_config`, `profile`)
+and where a command gets its seams and ports (the composition root handed to `cli.main`, else a
+new one; client-side commands take plain seams without importing dependency-injector)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from .container import Container
+    from .seams import Seams
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,3 +33,26 @@ def config_layer_options(command: F) -> F:
         help="Extra config file (repeatable, later wins).",
     )(command)
     return command
+
+
+def composition_root(ctx: click.Context) -> Container:
+    """The container `cli.main` was given, else one made now (imports dependency-injector)."""
+    root = ctx.find_root()
+    if root.obj is None:
+        from .container import Container
+
+        root.obj = Container()
+    container: Container = root.obj
+    return container
+
+
+def client_side_seams(ctx: click.Context) -> Seams:
+    """The seams of a command that never leaves this machine: the given container's, else plain
+    ones (no dependency-injector import, ~100 ms)."""
+    given = ctx.find_root().obj
+    if given is not None:
+        seams: Seams = given.seams()
+        return seams
+    from .seams import local_seams
+
+    return local_seams()

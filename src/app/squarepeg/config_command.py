@@ -8,12 +8,15 @@ given to `show` itself wins. A bare `squarepeg config` is `config show`, as in s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from pegboard.app.squarepeg.cli_options import config_layer_options
+from pegboard.app.squarepeg.cli_options import client_side_seams, config_layer_options
 from pegboard.app.squarepeg.config_loading import LoadedConfig, load_config_layers
+
+if TYPE_CHECKING:
+    from pegboard.app.squarepeg.seams import Seams
 
 
 @click.group("config", invoke_without_command=True)
@@ -25,7 +28,10 @@ def config(
     """Inspect the merged configuration (a bare `config` is `config show`)."""
     if ctx.invoked_subcommand is None:
         return show_config(
-            config_paths=config_paths, no_default_config=no_default_config, profile=profile
+            client_side_seams(ctx),
+            config_paths=config_paths,
+            no_default_config=no_default_config,
+            profile=profile,
         )
     # Group options become the defaults of `show`; what `show` is given explicitly wins.
     defaults: dict[str, Any] = {}
@@ -41,39 +47,40 @@ def config(
 
 @config.command("show")
 @config_layer_options
-def show(config_paths: tuple[str, ...], no_default_config: bool, profile: str | None) -> int:
+@click.pass_context
+def show(
+    ctx: click.Context, config_paths: tuple[str, ...], no_default_config: bool, profile: str | None
+) -> int:
     """Print the merged config as YAML (stdout) and its source files (stderr)."""
     return show_config(
-        config_paths=config_paths, no_default_config=no_default_config, profile=profile
+        client_side_seams(ctx),
+        config_paths=config_paths,
+        no_default_config=no_default_config,
+        profile=profile,
     )
 
 
 def show_config(
+    seams: Seams,
     *,
     config_paths: tuple[str, ...],
     no_default_config: bool,
     profile: str | None,
-    container: Any = None,
 ) -> int:
-    # Showing config never leaves this machine: plain seams, no dependency-injector import.
-    from pegboard.app.squarepeg.wiring import client_side
-
-    container = container or client_side()
+    """Showing config never leaves this machine: the seams are plain ones (no DI import)."""
     loaded = load_config_layers(
         config_paths=config_paths,
         no_default_config=no_default_config,
         profile=profile,
-        environ=container.environ(),
-        home=container.home(),
-        read_document=container.read_document(),
+        environ=seams.environ,
+        home=seams.home,
+        read_document=seams.read_document,
     )
-    stderr = container.stderr()
     for line in source_lines(loaded):
-        stderr.write(line + "\n")
-    stderr.flush()
-    stdout = container.stdout()
-    stdout.write(container.dump_yaml()(loaded.merged.data))
-    stdout.flush()
+        seams.stderr.write(line + "\n")
+    seams.stderr.flush()
+    seams.stdout.write(seams.dump_yaml(loaded.merged.data))
+    seams.stdout.flush()
     return 0
 
 

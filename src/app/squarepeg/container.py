@@ -1,75 +1,92 @@
-"""The composition root of squarepeg: the ONLY app module that imports pegboard.adapters.
+"""The composition root of squarepeg: the ONLY app module that wires adapters to ports.
 
-Providers are grouped by role. Heavy adapters are built lazily (imports inside the factory
-functions), so `squarepeg --help` and `squarepeg run --dry-run` never import kubernetes,
-runpod or paramiko. Tests override any provider: `container.user_name.override(...)`.
+Each provider is typed with what it provides (a port, a seam value), and its factory is annotated
+with the port type, so mypy proves every adapter satisfies its port. Entry points (the click
+commands) build one Container and hand use cases `seams()` and `cluster_ports()`; no use case
+sees the container. Heavy adapters are built lazily (imports inside the factory functions), so
+`squarepeg --help` never imports kubernetes. Tests and the CI harness override providers:
+`container.cluster.override(providers.Object(fake))`, then pass the container to `cli.main`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
 
 from dependency_injector import containers, providers
 
-# The factories live in wiring.py so that client-side commands can use them without this module.
-from .wiring import (
-    build_kubernetes_cluster,
-    build_system_clock,
+from pegboard.app.shared.seams import (
     current_stderr,
     current_stdout,
     dump_yaml,
     home_dir,
     local_user_name,
-    new_random_hex,
+    random_hex,
+    read_yaml_document,
+    system_clock,
+)
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.cluster import Cluster
+
+from .seams import (
+    ClusterPorts,
+    Seams,
+    build_kubernetes_cluster,
     new_run_id,
     read_kubeconfig_namespace,
-    read_yaml_document,
     serve_kubernetes_sandbox,
 )
 
-__all__ = ["Container", "current_container", "existing_container", "local_user_name"]
+__all__ = ["Container"]
 
 
 class Container(containers.DeclarativeContainer):
     """Everything `squarepeg` needs from the outside world."""
 
     # Environment and identity
-    environ = providers.Object(os.environ)
-    home = providers.Callable(home_dir, environ)
-    cwd = providers.Callable(os.getcwd)
-    user_name = providers.Callable(local_user_name, environ)
-    run_id = providers.Callable(new_run_id)
-    random_hex = providers.Callable(new_random_hex)
+    environ: providers.Provider[Mapping[str, str]] = providers.Object(os.environ)
+    home: providers.Provider[str] = providers.Callable(home_dir, environ)
+    cwd: providers.Provider[str] = providers.Callable(os.getcwd)
+    user_name: providers.Provider[str] = providers.Callable(local_user_name, environ)
+    run_id: providers.Provider[str] = providers.Callable(new_run_id)
+    random_hex: providers.Provider[str] = providers.Callable(random_hex)
 
     # Streams (resolved at call time, so pytest's capture and redirections are honoured)
-    stdout = providers.Callable(current_stdout)
-    stderr = providers.Callable(current_stderr)
+    stdout: providers.Provider[TextIO] = providers.Callable(current_stdout)
+    stderr: providers.Provider[TextIO] = providers.Callable(current_stderr)
 
     # Files: YAML documents and the kubeconfig (no kubernetes import)
-    read_document = providers.Object(read_yaml_document)
-    dump_yaml = providers.Object(dump_yaml)
-    read_kubeconfig_namespace = providers.Object(read_kubeconfig_namespace)
+    read_document: providers.Provider[Callable[..., Any]] = providers.Object(read_yaml_document)
+    dump_yaml: providers.Provider[Callable[[Any], str]] = providers.Object(dump_yaml)
+    read_kubeconfig_namespace: providers.Provider[Callable[..., str | None]] = providers.Object(
+        read_kubeconfig_namespace
+    )
 
-    # Cluster and clock (the lifecycle's ports). `cluster(context=..., lenient_tls=...)` builds
-    # KubernetesCluster on first call only, so --help and --dry-run never import kubernetes.
-    cluster = providers.Singleton(build_kubernetes_cluster)
-    clock = providers.Singleton(build_system_clock)
+    seams: providers.Provider[Seams] = providers.Factory(
+        Seams,
+        environ=environ,
+        home=home,
+        cwd=cwd,
+        user_name=user_name,
+        run_id=run_id,
+        random_hex=random_hex,
+        stdout=stdout,
+        stderr=stderr,
+        read_document=read_document,
+        dump_yaml=dump_yaml,
+        read_kubeconfig_namespace=read_kubeconfig_namespace,
+    )
+
+    # The ports. `cluster(context=..., lenient_tls=...)` is a Factory: every call builds the
+    # adapter with the arguments it is given (a Singleton would silently keep the first ones).
+    cluster: providers.Provider[Cluster] = providers.Factory(build_kubernetes_cluster)
+    clock: providers.Provider[Clock] = providers.Singleton(system_clock)
+    cluster_ports: providers.Provider[ClusterPorts] = providers.Factory(
+        ClusterPorts, open_cluster=cluster.provider, clock=clock
+    )
 
     # The loopback Kubernetes API sandbox served by `squarepeg sandbox`
-    kubernetes_sandbox = providers.Object(serve_kubernetes_sandbox)
-
-
-_current: Container | None = None
-
-
-def current_container() -> Container:
-    """The process-wide container (created on first use; tests override its providers)."""
-    global _current
-    if _current is None:
-        _current = Container()
-    return _current
-
-
-def existing_container() -> Container | None:
-    """The process-wide container if one was made already, without making one."""
-    return _current
+    kubernetes_sandbox: providers.Provider[Callable[..., None]] = providers.Object(
+        serve_kubernetes_sandbox
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, BinaryIO
+from typing import BinaryIO, cast
 
 import attrs
 
@@ -30,6 +30,7 @@ from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
 from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
+from .seams import ClusterPorts, Seams
 from .startup_events import EVENT_POLL_EVERY, EVENT_POLL_FIRST, EventSurfacer
 from .status import StatusUI, raw_stderr_line
 
@@ -53,31 +54,26 @@ def short_run_id(run_id: str) -> str:
     return compact[:8] or "run"
 
 
-def run(resolved: ResolvedRun, *, container: Any, dry_run_server: bool) -> int:
+def run(resolved: ResolvedRun, seams: Seams, ports: ClusterPorts, *, dry_run_server: bool) -> int:
     """Entry point for `squarepeg run` (real runs and --dry-run-server); raises PegboardError."""
     ui = StatusUI(
         tag=short_run_id(resolved.run_id),
-        stream=container.stderr(),
+        stream=seams.stderr,
         quiet=resolved.output.quiet,
         color=resolved.output.color,
-        environ=container.environ(),
+        environ=seams.environ,
     )
-    cluster = container.cluster(context=resolved.context, lenient_tls=resolved.lenient_tls)
+    cluster = ports.open_cluster(context=resolved.context, lenient_tls=resolved.lenient_tls)
     if dry_run_server:
         from .dry_run_server import server_dry_run
 
         return server_dry_run(
-            resolved,
-            cluster=cluster,
-            ui=ui,
-            stdout=container.stdout(),
-            dump_yaml=container.dump_yaml(),
+            resolved, cluster=cluster, ui=ui, stdout=seams.stdout, dump_yaml=seams.dump_yaml
         )
-    stdout = container.stdout()  # None when the process was started without one (`>&-`)
-    sink = getattr(stdout, "buffer", stdout)  # raw bytes: never re-encoded
-    return RunLifecycle(
-        resolved, cluster=cluster, clock=container.clock(), ui=ui, stdout=sink
-    ).execute()
+    stdout = seams.stdout  # None when the process was started without one (`>&-`)
+    # Raw bytes, never re-encoded: the text stream's buffer (a binary stream given as is).
+    sink = cast("BinaryIO | None", getattr(stdout, "buffer", stdout))
+    return RunLifecycle(resolved, cluster=cluster, clock=ports.clock, ui=ui, stdout=sink).execute()
 
 
 class RunLifecycle:

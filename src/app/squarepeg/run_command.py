@@ -8,14 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from pegboard.app.squarepeg.cli_options import config_layer_options
+from pegboard.app.squarepeg.cli_options import (
+    client_side_seams,
+    composition_root,
+    config_layer_options,
+)
 from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.docker_flags import REJECTED_FLAGS, rejected_flag_message
 from pegboard.domain.squarepeg.request import EnvFile, RunRequest
+
+if TYPE_CHECKING:
+    from pegboard.app.squarepeg.seams import ClusterPorts, Seams
+    from pegboard.domain.squarepeg.config import SquarepegConfig
 
 # squarepeg's own long flags that docker does not have: seeing one after IMAGE is likely a mistake.
 RUN_ONLY_FLAGS = (
@@ -72,7 +80,7 @@ def _check_rejected(ctx: click.Context, params: dict[str, Any]) -> None:
 
 
 def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
-    from pegboard.app.squarepeg.wiring import read_config_text  # bounded, strict UTF-8
+    from pegboard.app.shared.seams import read_config_text  # bounded, strict UTF-8
     from pegboard.domain.input_limits import InputRejected
 
     files = []
@@ -188,33 +196,33 @@ def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
     # Every other parameter is named as its RunRequest field; only --env-file is read first.
     env_files = _read_env_files(params.pop("env_file"))
     request = RunRequest(env_files=env_files, **params)
-    return execute(request)
+    if request.dry_run:  # never leaves this machine: no dependency-injector, no cluster
+        return execute(request, client_side_seams(ctx))
+    container = composition_root(ctx)
+    return execute(request, container.seams(), container.cluster_ports())
 
 
-def execute(request: RunRequest, container: Any = None) -> int:
+def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None) -> int:
     """Resolve the request against config and either print it (--dry-run) or run it."""
     from pegboard.domain.squarepeg.render import resolve_run
 
-    if container is None:
-        container = _seams_for(request)
-    stderr = container.stderr()
+    stderr = seams.stderr
     for note in misplaced_flag_notes(request.command):
         stderr.write(note + "\n")
-    environ = container.environ()
-    config = load_config_for(request, container)
+    config = load_config_for(request, seams)
     default_namespace = None
     if request.dry_run and request.namespace is None and config.namespace is None:
-        default_namespace = container.read_kubeconfig_namespace()(
-            request.context, environ, container.home()
+        default_namespace = seams.read_kubeconfig_namespace(
+            request.context, seams.environ, seams.home
         )
     resolved = resolve_run(
         request,
         config,
-        environ=environ,
-        user=container.user_name(),
-        run_id=container.run_id(),
-        random_hex=container.random_hex(),
-        cwd=container.cwd(),
+        environ=seams.environ,
+        user=seams.user_name,
+        run_id=seams.run_id,
+        random_hex=seams.random_hex,
+        cwd=seams.cwd,
         default_namespace=default_namespace,
     )
     if request.tty and not request.interactive:
@@ -222,26 +230,15 @@ def execute(request: RunRequest, container: Any = None) -> int:
     if request.dry_run:
         from pegboard.app.squarepeg.status import write_stdout_text
 
-        return write_stdout_text(
-            container.stdout(), container.dump_yaml()(resolved.manifest), stderr
-        )
+        return write_stdout_text(seams.stdout, seams.dump_yaml(resolved.manifest), stderr)
+    if ports is None:
+        raise TypeError("a run that reaches the cluster needs its ports")
     from pegboard.app.squarepeg import lifecycle
 
-    return lifecycle.run(resolved, container=container, dry_run_server=request.dry_run_server)
+    return lifecycle.run(resolved, seams, ports, dry_run_server=request.dry_run_server)
 
 
-def _seams_for(request: RunRequest) -> Any:
-    """A dry run never leaves this machine: plain seams, no dependency-injector import (~100 ms)."""
-    if request.dry_run:
-        from pegboard.app.squarepeg.wiring import client_side
-
-        return client_side()
-    from pegboard.app.squarepeg.container import current_container
-
-    return current_container()
-
-
-def load_config_for(request: RunRequest, container: Any) -> Any:
+def load_config_for(request: RunRequest, seams: Seams) -> SquarepegConfig:
     """The merged, validated config for this command line (layers, profile, interpolation)."""
     from pegboard.app.squarepeg.config_loading import load_config
 
@@ -249,7 +246,7 @@ def load_config_for(request: RunRequest, container: Any) -> Any:
         config_paths=request.config_paths,
         no_default_config=request.no_default_config,
         profile=request.profile,
-        environ=container.environ(),
-        home=container.home(),
-        read_document=container.read_document(),
+        environ=seams.environ,
+        home=seams.home,
+        read_document=seams.read_document,
     )

@@ -8,6 +8,8 @@ import click
 
 from pegboard.domain.errors import UsageError
 
+from .cli_options import composition_root
+
 
 @click.command(context_settings={"help_option_names": ["--help"]})
 @click.option(
@@ -31,7 +33,8 @@ from pegboard.domain.errors import UsageError
     metavar="TOKEN",
     help="Bearer token to require (default: a random one). It goes into the kubeconfig.",
 )
-def sandbox(port: int, kubeconfig_path: Path | None, token: str | None) -> None:
+@click.pass_context
+def sandbox(ctx: click.Context, port: int, kubeconfig_path: Path | None, token: str | None) -> None:
     """Serve a loopback Kubernetes API whose kubelet runs containers as local processes.
 
     It executes commands, so it binds 127.0.0.1 only, serves HTTPS with a CA made on start and
@@ -39,9 +42,7 @@ def sandbox(port: int, kubeconfig_path: Path | None, token: str | None) -> None:
     client and squarepeg work with KUBECONFIG=PATH. A busy port or a kubeconfig path that is
     not yours is one line on stderr and exit 2.
     """
-    from .container import current_container
-
     if token is not None and (not token or any(c.isspace() or not c.isprintable() for c in token)):
         raise UsageError("--token: must be non-empty printable characters without spaces")
-    serve = current_container().kubernetes_sandbox()
+    serve = composition_root(ctx).kubernetes_sandbox()
     serve(port, kubeconfig_path, token=token)

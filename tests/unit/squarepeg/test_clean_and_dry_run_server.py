@@ -54,7 +54,7 @@ def test_clean_dry_run_prints_an_aligned_table_and_deletes_nothing(
     leftover(cluster, "theirs", user="bob")
     cluster.advance(700)
     c, out, err = container
-    assert execute_clean(dry_run=True, no_default_config=True, container=c) == 0
+    assert execute_clean(c.seams(), c.cluster_ports(), dry_run=True, no_default_config=True) == 0
     lines = out.getvalue().splitlines()
     assert lines == [
         "pod/a-long-pod-name  finished  succeeded 11m38s ago",
@@ -71,7 +71,7 @@ def test_clean_deletes_and_reports(
     leftover(cluster, "p2")
     cluster.advance(700)
     c, out, err = container
-    assert execute_clean(no_default_config=True, container=c) == 0
+    assert execute_clean(c.seams(), c.cluster_ports(), no_default_config=True) == 0
     assert {d[2] for d in cluster.deletions} == {"p1", "p2"}
     assert "cleaned 2 of 2" in err.getvalue() and out.getvalue() == ""
 
@@ -82,23 +82,25 @@ def test_clean_min_age_and_failures(
     leftover(cluster, "p1")
     cluster.advance(10)
     c, _, err = container
-    assert execute_clean(no_default_config=True, container=c) == 0  # too young for 300 s
+    assert (
+        execute_clean(c.seams(), c.cluster_ports(), no_default_config=True) == 0
+    )  # too young for 300 s
     assert "nothing to clean" in err.getvalue()
     cluster.fail_next("delete", Forbidden("no delete", status=403))
     with pytest.raises(RunnerError, match="1 failed"):
-        execute_clean(min_age=0, no_default_config=True, container=c)
+        execute_clean(c.seams(), c.cluster_ports(), min_age=0, no_default_config=True)
     cluster.fail_next("list_page", Forbidden("no list", status=403))
     with pytest.raises(RunnerError, match="needs list"):
-        execute_clean(min_age=0, no_default_config=True, container=c)
+        execute_clean(c.seams(), c.cluster_ports(), min_age=0, no_default_config=True)
     with pytest.raises(UsageError, match="--min-age"):
-        execute_clean(min_age=-1, no_default_config=True, container=c)
+        execute_clean(c.seams(), c.cluster_ports(), min_age=-1, no_default_config=True)
 
 
 def test_dry_run_server_prints_the_answer_as_it_came_back(
     cluster: FakeCluster, container: tuple[Container, io.StringIO, io.StringIO]
 ) -> None:
     c, out, err = container
-    assert lifecycle.run(resolved_run("p"), container=c, dry_run_server=True) == 0
+    assert lifecycle.run(resolved_run("p"), c.seams(), c.cluster_ports(), dry_run_server=True) == 0
     text = out.getvalue()
     assert "uid:" in text and "namespace: default" in text  # server-set fields
     assert "p" not in cluster
@@ -112,4 +114,4 @@ def test_dry_run_server_rejection_is_125_with_hint(
     c, _, _ = container
     cluster.fail_next("create", Invalid('Pod "p" is invalid: spec.containers', status=422))
     with pytest.raises(RunnerError, match="--dry-run to inspect"):
-        lifecycle.run(resolved_run("p"), container=c, dry_run_server=True)
+        lifecycle.run(resolved_run("p"), c.seams(), c.cluster_ports(), dry_run_server=True)

@@ -16,8 +16,11 @@ import yaml
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.squarepeg.cli import main
 from pegboard.app.squarepeg.config_loading import load_config
-from pegboard.app.squarepeg.container import current_container
+from pegboard.app.squarepeg.container import Container
 from pegboard.domain.squarepeg.config import RunMode, SquarepegConfig
+
+# The composition root handed to cli.main, its providers overridden per test.
+CONTAINER = Container()
 
 
 @pytest.fixture
@@ -30,7 +33,7 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def out(home: Path) -> Iterator[io.StringIO]:
     stdout = io.StringIO()
-    container = current_container()
+    container = CONTAINER
     with (
         container.stdout.override(stdout),
         container.stderr.override(io.StringIO()),
@@ -60,7 +63,7 @@ def _file(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
 def _show_fails(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """Run `config show --config path`; assert exit 2 and one line; return that line."""
     with pytest.raises(SystemExit) as exc:
-        main(["config", "show", "--no-default-config", "--config", str(path)])
+        main(["config", "show", "--no-default-config", "--config", str(path)], container=CONTAINER)
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -167,7 +170,7 @@ def test_job_metadata_is_kept(home: Path, tmp_path: Path) -> None:
 def test_show_output_has_no_yaml_anchors(out: io.StringIO, tmp_path: Path) -> None:
     path = _file(tmp_path, "kubernetes:\n  metadata: &m {labels: {a: b}}\njob:\n  metadata: *m\n")
     with pytest.raises(SystemExit) as exc:
-        main(["config", "show", "--config", str(path)])
+        main(["config", "show", "--config", str(path)], container=CONTAINER)
     assert exc.value.code == 0
     assert "&id" not in out.getvalue() and "*id" not in out.getvalue()
     assert yaml.safe_load(out.getvalue())["job"]["metadata"] == {"labels": {"a": "b"}}

@@ -10,7 +10,10 @@ import pytest
 import yaml
 
 from pegboard.app.squarepeg.cli import main
-from pegboard.app.squarepeg.container import current_container
+from pegboard.app.squarepeg.container import Container
+
+# The composition root handed to cli.main, its providers overridden per test.
+CONTAINER = Container()
 
 
 @pytest.fixture
@@ -18,7 +21,7 @@ def streams(tmp_path: Path) -> Iterator[tuple[io.StringIO, io.StringIO, Path]]:
     home = tmp_path / "home"
     (home / ".config" / "squarepeg").mkdir(parents=True)
     out, err = io.StringIO(), io.StringIO()
-    container = current_container()
+    container = CONTAINER
     with (
         container.stdout.override(out),
         container.stderr.override(err),
@@ -30,7 +33,7 @@ def streams(tmp_path: Path) -> Iterator[tuple[io.StringIO, io.StringIO, Path]]:
 
 def _run(*argv: str) -> int:
     with pytest.raises(SystemExit) as exc:
-        main(list(argv))
+        main(list(argv), container=CONTAINER)
     code = exc.value.code
     assert isinstance(code, int)
     return code

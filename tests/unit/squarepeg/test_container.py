@@ -7,7 +7,9 @@ import re
 import pytest
 from dependency_injector import providers
 
-from pegboard.app.squarepeg.container import Container, current_container, local_user_name
+from pegboard.app.shared.seams import local_user_name
+from pegboard.app.squarepeg.container import Container
+from pegboard.app.squarepeg.seams import local_seams
 
 
 def test_providers_resolve() -> None:
@@ -43,5 +45,35 @@ def test_overrides_reach_dependents() -> None:
         assert container.home() == "/h"
 
 
-def test_current_container_is_one_per_process() -> None:
-    assert current_container() is current_container()
+def test_cluster_is_a_factory_that_honours_each_calls_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Singleton would build the first cluster and ignore every later context (the old bug)."""
+    from pegboard.app.squarepeg import seams
+
+    built: list[tuple[str | None, bool]] = []
+
+    def fake_build(*, context: str | None = None, lenient_tls: bool = False) -> object:
+        built.append((context, lenient_tls))
+        return object()
+
+    container = Container()
+    with container.cluster.override(providers.Factory(fake_build)):
+        ports = container.cluster_ports()
+        first = ports.open_cluster(context="a", lenient_tls=False)
+        second = ports.open_cluster(context="b", lenient_tls=True)
+    assert first is not second
+    assert built == [("a", False), ("b", True)]
+    assert seams.build_kubernetes_cluster.__annotations__["return"] == "Cluster"
+
+
+def test_plain_seams_and_the_containers_are_the_same_shape() -> None:
+    """Client-side commands use local_seams(); the others the container's: one Seams type."""
+    plain = local_seams({"LOGNAME": "jane", "HOME": "/h"})
+    container = Container()
+    with container.environ.override(providers.Object({"LOGNAME": "jane", "HOME": "/h"})):
+        injected = container.seams()
+    assert type(plain) is type(injected)
+    assert (plain.user_name, plain.home) == (injected.user_name, injected.home) == ("jane", "/h")
+    assert re.fullmatch(r"[0-9a-f]{6}", plain.random_hex)
+    assert "kind: Pod" in plain.dump_yaml({"kind": "Pod"})

@@ -50,7 +50,12 @@ def test_through_the_container_with_overrides(cluster: FakeCluster) -> None:
         stderr=providers.Object(err),
         environ=providers.Object({}),
     ):
-        code = lifecycle.run(resolved_run("p"), container=container, dry_run_server=False)
+        code = lifecycle.run(
+            resolved_run("p"),
+            container.seams(),
+            container.cluster_ports(),
+            dry_run_server=False,
+        )
     assert code == 4
     assert out.getvalue() == b"via container\n"
     assert "using context 'fake', namespace 'default'" in err.getvalue()

@@ -138,7 +138,7 @@ def test_dry_run_reads_the_real_kubeconfig_honouring_context(tmp_path: Path) -> 
 
 
 def test_kubeconfig_reader_failure_degrades_gracefully(tmp_path: Path) -> None:
-    from pegboard.app.squarepeg.wiring import (
+    from pegboard.app.squarepeg.seams import (
         read_kubeconfig_namespace as _read_kubeconfig_namespace,
     )
 
@@ -217,7 +217,7 @@ def test_real_run_and_server_dry_run_go_to_the_lifecycle(
 ) -> None:
     calls: list[tuple[Any, bool]] = []
 
-    def fake_run(resolved: Any, *, container: Any, dry_run_server: bool) -> int:
+    def fake_run(resolved: Any, seams: Any, ports: Any, *, dry_run_server: bool) -> int:
         calls.append((resolved, dry_run_server))
         return 7
 

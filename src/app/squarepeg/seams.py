@@ -1,0 +1,115 @@
+"""What squarepeg takes from the outside world: a `Seams` value and the cluster ports.
+
+Use cases receive these as arguments; none of them sees the dependency-injector container.
+Two places build them, from the same plain functions:
+- `container.py` (the composition root, dependency-injector) for commands that reach a cluster;
+  tests and the CI harness override its providers;
+- `local_seams()` for the commands that never leave this machine (`run --dry-run`,
+  `config show`): importing dependency-injector pulls in asyncio and pydantic (~100 ms), more
+  than a whole dry run may take.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+import attrs
+
+from pegboard.app.shared.seams import (
+    current_stderr,
+    current_stdout,
+    dump_yaml,
+    home_dir,
+    local_user_name,
+    random_hex,
+    read_yaml_document,
+)
+
+if TYPE_CHECKING:
+    from pegboard.domain.documents import SourceDocument
+    from pegboard.domain.ports.clock import Clock
+    from pegboard.domain.ports.cluster import Cluster
+
+
+@attrs.frozen
+class Seams:
+    """The outside world one squarepeg command sees: values, and the files it reads."""
+
+    environ: Mapping[str, str]
+    home: str
+    cwd: str
+    user_name: str
+    run_id: str
+    random_hex: str
+    stdout: TextIO
+    stderr: TextIO
+    read_document: Callable[[Path], SourceDocument]
+    dump_yaml: Callable[[Any], str]
+    # (context, environ, home) -> the kubeconfig context's namespace, or None
+    read_kubeconfig_namespace: Callable[[str | None, Mapping[str, str], str], str | None]
+
+
+class OpenCluster(Protocol):
+    """A new Cluster port for a kubeconfig context (every argument honoured on every call)."""
+
+    def __call__(self, *, context: str | None, lenient_tls: bool) -> Cluster: ...
+
+
+@attrs.frozen
+class ClusterPorts:
+    """The ports of a command that reaches the cluster."""
+
+    open_cluster: OpenCluster
+    clock: Clock
+
+
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
+def local_seams(environ: Mapping[str, str] | None = None) -> Seams:
+    """The Seams of a client-side command, built without dependency-injector."""
+    env = os.environ if environ is None else environ
+    return Seams(
+        environ=env,
+        home=home_dir(env),
+        cwd=os.getcwd(),
+        user_name=local_user_name(env),
+        run_id=new_run_id(),
+        random_hex=random_hex(),
+        stdout=current_stdout(),
+        stderr=current_stderr(),
+        read_document=read_yaml_document,
+        dump_yaml=dump_yaml,
+        read_kubeconfig_namespace=read_kubeconfig_namespace,
+    )
+
+
+def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home: str) -> str | None:
+    """The kubeconfig context's namespace without importing kubernetes; None when unknown."""
+    try:
+        from pegboard.adapters.kubeconfig_file import read_kubeconfig_namespace as read
+    except ImportError:
+        return None
+    try:
+        found = read(context, env, home)
+    except Exception:  # a dry run degrades gracefully: no namespace rather than a failure
+        return None
+    return found[1] if found else None
+
+
+def build_kubernetes_cluster(*, context: str | None = None, lenient_tls: bool = False) -> Cluster:
+    """The real Cluster adapter (imports kubernetes, ~0.5 s: only commands that need it)."""
+    from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+
+    return KubernetesCluster(context=context, lenient_tls=lenient_tls)
+
+
+def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any, *, token: str | None = None) -> None:
+    from pegboard.adapters.sandboxes.kubernetes import serve
+
+    serve(port, kubeconfig_path, token=token)

@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -q '.[dev]'
 	touch $(STAMP)
 
-# A regular (non-editable) install, so tests and mypy see exactly what users get.
+# A regular (non-editable) install, so tests and mypy see exactly what users get. build/ goes
+# first: setuptools copies into it and never deletes, so a moved module would live on installed.
 install: $(STAMP)
+	rm -rf build
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
 
 demo: install

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from .cleanup import Removal
+from .run_cleanup import Removal
 
 
 class Abandoned(BaseException):

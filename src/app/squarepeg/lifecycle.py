@@ -23,11 +23,11 @@ from pegboard.domain.squarepeg.exit_codes import RUNNER_FAILED, exit_outcome, te
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 
-from .cleanup import RemovalProgress, delete_or_keep, sweep_if_enabled
 from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
+from .run_cleanup import RemovalProgress, delete_or_keep, sweep_if_enabled
 from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
 from .seams import ClusterPorts, Seams

@@ -12,7 +12,7 @@ from dependency_injector import providers
 from helpers.squarepeg_runs import USER, own_labels, resolved_run
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.app.squarepeg import lifecycle
-from pegboard.app.squarepeg.clean_command import execute_clean
+from pegboard.app.squarepeg.clean_use_case import execute_clean
 from pegboard.app.squarepeg.container import Container
 from pegboard.domain.errors import Forbidden, Invalid, RunnerError, UsageError
 

@@ -229,7 +229,7 @@ def test_real_run_and_server_dry_run_go_to_the_lifecycle(
 
 
 def test_misplaced_flag_notes() -> None:
-    from pegboard.app.squarepeg.run_command import misplaced_flag_notes
+    from pegboard.app.squarepeg.run_use_case import misplaced_flag_notes
 
     assert len(misplaced_flag_notes(["--dry-run", "--mode=job", "-n", "--keep", "echo"])) == 3
     assert misplaced_flag_notes(["-n", "--name", "-e", "--rm"]) == []

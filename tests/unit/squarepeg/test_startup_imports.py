@@ -59,7 +59,7 @@ def test_help_does_not_import_the_config_pipeline_or_di(tmp_path: Path) -> None:
     modules = set(imported_modules(tmp_path, "--help"))
     assert "dependency_injector" not in modules
     assert "cattrs" not in modules
-    assert "pegboard.app.squarepeg.run_command" not in modules
+    assert "pegboard.app.squarepeg.cli.run_command" not in modules
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import click
 
 from pegboard.domain.errors import UsageError
 
-from .cli_options import composition_root
+from .options import composition_root
 
 
 @click.command(context_settings={"help_option_names": ["--help"]})

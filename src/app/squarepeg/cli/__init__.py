@@ -17,7 +17,7 @@ from pegboard.app.shared.console import exit_codes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
 
 if TYPE_CHECKING:
-    from .container import Container
+    from ..container import Container
 
 EXIT_RUNNER = 125
 
@@ -25,19 +25,19 @@ EXIT_RUNNER = 125
 # name -> ("module:attribute", one-line help shown by --help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": (
-        "pegboard.app.squarepeg.run_command:run",
+        "pegboard.app.squarepeg.cli.run_command:run",
         "Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`.",
     ),
     "clean": (
-        "pegboard.app.squarepeg.clean_command:clean",
+        "pegboard.app.squarepeg.cli.clean_command:clean",
         "Delete your orphaned squarepeg Pods and Jobs (finished or stuck).",
     ),
     "sandbox": (
-        "pegboard.app.squarepeg.sandbox_command:sandbox",
+        "pegboard.app.squarepeg.cli.sandbox_command:sandbox",
         "Serve a loopback Kubernetes API sandbox (for demos and tests) until interrupted.",
     ),
     "config": (
-        "pegboard.app.squarepeg.config_command:config",
+        "pegboard.app.squarepeg.cli.config_command:config",
         "Print the merged configuration and the files it came from.",
     ),
 }

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from .container import Container
-    from .seams import Seams
+    from ..container import Container
+    from ..seams import Seams
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,7 +39,7 @@ def composition_root(ctx: click.Context) -> Container:
     """The container `cli.main` was given, else one made now (imports dependency-injector)."""
     root = ctx.find_root()
     if root.obj is None:
-        from .container import Container
+        from ..container import Container
 
         root.obj = Container()
     container: Container = root.obj
@@ -53,6 +53,6 @@ def client_side_seams(ctx: click.Context) -> Seams:
     if given is not None:
         seams: Seams = given.seams()
         return seams
-    from .seams import local_seams
+    from ..seams import local_seams
 
     return local_seams()

@@ -1,4 +1,4 @@
-"""`squarepeg run`: docker-run-style flags -> RunRequest -> ResolvedRun -> dry run or lifecycle.
+"""`squarepeg run` at the CLI edge: docker-run-style flags -> RunRequest -> run_use_case.execute.
 
 Everything after IMAGE is the container's command, untouched (docker semantics), including
 tokens that look like squarepeg flags; a note on stderr points out the likely mistake.
@@ -8,29 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from pegboard.app.squarepeg.cli_options import (
+from pegboard.app.squarepeg.cli.options import (
     client_side_seams,
     composition_root,
     config_layer_options,
 )
+from pegboard.app.squarepeg.run_use_case import execute
 from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.docker_flags import REJECTED_FLAGS, rejected_flag_message
 from pegboard.domain.squarepeg.request import EnvFile, RunRequest
-
-if TYPE_CHECKING:
-    from pegboard.app.squarepeg.seams import ClusterPorts, Seams
-    from pegboard.domain.squarepeg.config import SquarepegConfig
-
-# squarepeg's own long flags that docker does not have: seeing one after IMAGE is likely a mistake.
-RUN_ONLY_FLAGS = (
-    "--dry-run", "--dry-run-server", "--keep", "--mode", "--namespace", "--context", "--timeout",
-    "--quiet", "--no-color", "--container-name", "--config", "--no-default-config", "--profile",
-    "--request-cpu", "--limit-cpu", "--request-memory", "--limit-memory",
-)  # fmt: skip
 
 
 class _RunCommand(click.Command):
@@ -93,19 +83,6 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
             raise UsageError(f"--env-file {path}: {exc}") from None
         files.append(EnvFile(path=path, lines=tuple(text.splitlines())))
     return tuple(files)
-
-
-def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
-    """One note per token after IMAGE that is exactly one of squarepeg's own run-only flags."""
-    notes = []
-    for token in command:
-        flag = token.split("=", 1)[0]
-        if flag in RUN_ONLY_FLAGS:
-            notes.append(
-                f"squarepeg: note: {token!r} comes after IMAGE, so it is passed to the container "
-                "as an argument; put squarepeg options before IMAGE"
-            )
-    return notes
 
 
 @_add_rejected_flags
@@ -200,53 +177,3 @@ def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
         return execute(request, client_side_seams(ctx))
     container = composition_root(ctx)
     return execute(request, container.seams(), container.cluster_ports())
-
-
-def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None) -> int:
-    """Resolve the request against config and either print it (--dry-run) or run it."""
-    from pegboard.domain.squarepeg.render import resolve_run
-
-    stderr = seams.stderr
-    for note in misplaced_flag_notes(request.command):
-        stderr.write(note + "\n")
-    config = load_config_for(request, seams)
-    default_namespace = None
-    if request.dry_run and request.namespace is None and config.namespace is None:
-        default_namespace = seams.read_kubeconfig_namespace(
-            request.context, seams.environ, seams.home
-        )
-    resolved = resolve_run(
-        request,
-        config,
-        environ=seams.environ,
-        user=seams.user_name,
-        run_id=seams.run_id,
-        random_hex=seams.random_hex,
-        cwd=seams.cwd,
-        default_namespace=default_namespace,
-    )
-    if request.tty and not request.interactive:
-        stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
-    if request.dry_run:
-        from pegboard.app.squarepeg.status import write_stdout_text
-
-        return write_stdout_text(seams.stdout, seams.dump_yaml(resolved.manifest), stderr)
-    if ports is None:
-        raise TypeError("a run that reaches the cluster needs its ports")
-    from pegboard.app.squarepeg import lifecycle
-
-    return lifecycle.run(resolved, seams, ports, dry_run_server=request.dry_run_server)
-
-
-def load_config_for(request: RunRequest, seams: Seams) -> SquarepegConfig:
-    """The merged, validated config for this command line (layers, profile, interpolation)."""
-    from pegboard.app.squarepeg.config_loading import load_config
-
-    return load_config(
-        config_paths=request.config_paths,
-        no_default_config=request.no_default_config,
-        profile=request.profile,
-        environ=seams.environ,
-        home=seams.home,
-        read_document=seams.read_document,
-    )

@@ -1,7 +1,8 @@
-"""`squarepeg clean`: the orphan sweep on demand (no run to exclude, no `orphan_sweep` switch).
+"""The `squarepeg clean` use case: the orphan sweep on demand (no run to exclude, no
+`orphan_sweep` switch).
 
-`--dry-run` prints an aligned `kind/name  category  detail` table on stdout and deletes nothing.
-Exit 125 when the list or any delete failed, 0 otherwise ("nothing to clean" included).
+`dry_run` prints an aligned `kind/name  category  detail` table on stdout and deletes nothing.
+RunnerError (125) when the list or any delete failed, 0 otherwise ("nothing to clean" included).
 """
 
 from __future__ import annotations
@@ -10,9 +11,6 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-import click
-
-from pegboard.app.squarepeg.cli_options import composition_root, config_layer_options
 from pegboard.domain.errors import PortError, RunnerError, UsageError
 from pegboard.domain.squarepeg.labels import sanitize_label_value
 from pegboard.domain.squarepeg.orphans import SweepDecision
@@ -31,28 +29,6 @@ def orphan_table(decisions: Sequence[SweepDecision]) -> str:
     )
 
 
-@click.command("clean", context_settings={"help_option_names": ["--help"]})
-@click.option(
-    "--dry-run", is_flag=True, help="List what would be deleted (stdout); delete nothing."
-)
-@click.option(
-    "--min-age",
-    type=int,
-    metavar="SECONDS",
-    help="Only resources finished/stuck this long (default: config orphan_sweep_min_age, 300).",
-)
-@click.option("-n", "--namespace", metavar="NS", help="Namespace to clean.")
-@click.option("--context", metavar="CTX", help="kubeconfig context.")
-@click.option("--quiet", is_flag=True, help="Only errors on stderr.")
-@click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
-@config_layer_options
-@click.pass_context
-def clean(ctx: click.Context, /, **params: Any) -> int:
-    """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
-    container = composition_root(ctx)
-    return execute_clean(container.seams(), container.cluster_ports(), **params)
-
-
 def execute_clean(
     seams: Seams,
     ports: ClusterPorts,
@@ -68,9 +44,8 @@ def execute_clean(
     profile: str | None = None,
 ) -> int:
     from pegboard.app.squarepeg.config_loading import load_config
-
-    from .status import StatusUI
-    from .sweep import delete_orphans, find_orphans
+    from pegboard.app.squarepeg.status import StatusUI
+    from pegboard.app.squarepeg.sweep import delete_orphans, find_orphans
 
     if min_age is not None and min_age < 0:
         raise UsageError(f"--min-age {min_age}: must be 0 or more seconds")

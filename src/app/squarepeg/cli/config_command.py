@@ -8,15 +8,12 @@ given to `show` itself wins. A bare `squarepeg config` is `config show`, as in s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from pegboard.app.squarepeg.cli_options import client_side_seams, config_layer_options
-from pegboard.app.squarepeg.config_loading import LoadedConfig, load_config_layers
-
-if TYPE_CHECKING:
-    from pegboard.app.squarepeg.seams import Seams
+from pegboard.app.squarepeg.cli.options import client_side_seams, config_layer_options
+from pegboard.app.squarepeg.config_show import show_config
 
 
 @click.group("config", invoke_without_command=True)
@@ -58,34 +55,3 @@ def show(
         no_default_config=no_default_config,
         profile=profile,
     )
-
-
-def show_config(
-    seams: Seams,
-    *,
-    config_paths: tuple[str, ...],
-    no_default_config: bool,
-    profile: str | None,
-) -> int:
-    """Showing config never leaves this machine: the seams are plain ones (no DI import)."""
-    loaded = load_config_layers(
-        config_paths=config_paths,
-        no_default_config=no_default_config,
-        profile=profile,
-        environ=seams.environ,
-        home=seams.home,
-        read_document=seams.read_document,
-    )
-    for line in source_lines(loaded):
-        seams.stderr.write(line + "\n")
-    seams.stderr.flush()
-    seams.stdout.write(seams.dump_yaml(loaded.merged.data))
-    seams.stdout.flush()
-    return 0
-
-
-def source_lines(loaded: LoadedConfig) -> list[str]:
-    """The stderr lines naming every config file, in the order they were merged."""
-    if not loaded.files:
-        return ["[squarepeg] no config files loaded"]
-    return [f"[squarepeg] {file.path} ({file.origin})" for file in loaded.files]

@@ -1,0 +1,87 @@
+"""The `squarepeg run` use case: a RunRequest resolved against config, then printed
+(--dry-run) or run (lifecycle.run, --dry-run-server included).
+
+Everything after IMAGE is the container's command, untouched (docker semantics), including
+tokens that look like squarepeg flags; a note on stderr points out the likely mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pegboard.domain.squarepeg.request import RunRequest
+
+if TYPE_CHECKING:
+    from pegboard.app.squarepeg.seams import ClusterPorts, Seams
+    from pegboard.domain.squarepeg.config import SquarepegConfig
+
+# squarepeg's own long flags that docker does not have: seeing one after IMAGE is likely a mistake.
+RUN_ONLY_FLAGS = (
+    "--dry-run", "--dry-run-server", "--keep", "--mode", "--namespace", "--context", "--timeout",
+    "--quiet", "--no-color", "--container-name", "--config", "--no-default-config", "--profile",
+    "--request-cpu", "--limit-cpu", "--request-memory", "--limit-memory",
+)  # fmt: skip
+
+
+def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
+    """One note per token after IMAGE that is exactly one of squarepeg's own run-only flags."""
+    notes = []
+    for token in command:
+        flag = token.split("=", 1)[0]
+        if flag in RUN_ONLY_FLAGS:
+            notes.append(
+                f"squarepeg: note: {token!r} comes after IMAGE, so it is passed to the container "
+                "as an argument; put squarepeg options before IMAGE"
+            )
+    return notes
+
+
+def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None) -> int:
+    """Resolve the request against config and either print it (--dry-run) or run it."""
+    from pegboard.domain.squarepeg.render import resolve_run
+
+    stderr = seams.stderr
+    for note in misplaced_flag_notes(request.command):
+        stderr.write(note + "\n")
+    config = load_config_for(request, seams)
+    default_namespace = None
+    if request.dry_run and request.namespace is None and config.namespace is None:
+        default_namespace = seams.read_kubeconfig_namespace(
+            request.context, seams.environ, seams.home
+        )
+    resolved = resolve_run(
+        request,
+        config,
+        environ=seams.environ,
+        user=seams.user_name,
+        run_id=seams.run_id,
+        random_hex=seams.random_hex,
+        cwd=seams.cwd,
+        default_namespace=default_namespace,
+    )
+    if request.tty and not request.interactive:
+        stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
+    if request.dry_run:
+        from pegboard.app.squarepeg.status import write_stdout_text
+
+        return write_stdout_text(seams.stdout, seams.dump_yaml(resolved.manifest), stderr)
+    if ports is None:
+        raise TypeError("a run that reaches the cluster needs its ports")
+    from pegboard.app.squarepeg import lifecycle
+
+    return lifecycle.run(resolved, seams, ports, dry_run_server=request.dry_run_server)
+
+
+def load_config_for(request: RunRequest, seams: Seams) -> SquarepegConfig:
+    """The merged, validated config for this command line (layers, profile, interpolation)."""
+    from pegboard.app.squarepeg.config_loading import load_config
+
+    return load_config(
+        config_paths=request.config_paths,
+        no_default_config=request.no_default_config,
+        profile=request.profile,
+        environ=seams.environ,
+        home=seams.home,
+        read_document=seams.read_document,
+    )

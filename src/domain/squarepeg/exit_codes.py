@@ -62,6 +62,8 @@ def exit_outcome(pod: Mapping[str, Any], container: str) -> ExitOutcome:
         # The runtime could not start the process (a missing executable, a bad workdir): its
         # code (128) stands, but the reason is only in the status, never in the log.
         start_code = code if code is not None else RUNNER_FAILED
+        if not 0 <= start_code <= MAX_EXIT_CODE:  # one byte, never wrapped (256 would be 0)
+            start_code = MAX_EXIT_CODE
         detail = str(terminated.get("message") or "").strip()
         note = (
             f"container {container!r} could not start ({terminated['reason']}, exit {start_code})"

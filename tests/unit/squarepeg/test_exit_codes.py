@@ -71,3 +71,16 @@ def test_failed_init_container_is_named() -> None:
     outcome = exit_outcome(status, "main")
     assert outcome.code == 125
     assert outcome.note is not None and "setup" in outcome.note and "2" in outcome.note
+
+
+def test_a_start_failure_with_an_out_of_range_code_never_wraps_to_success() -> None:
+    """Found by tests/property/test_exit_code_properties.py: StartError with exitCode 256 exited
+    256, which the OS truncates to 0."""
+    pod = {
+        "status": {
+            "containerStatuses": [
+                {"name": "main", "state": {"terminated": {"exitCode": 256, "reason": "StartError"}}}
+            ]
+        }
+    }
+    assert exit_outcome(pod, "main").code == 255

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from helpers.squarepeg_runs import resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.adapters.fakes.cluster_logs import LogFaults
+from pegboard.adapters.fakes.cluster.logs import LogFaults
 from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE
 from pegboard.domain.squarepeg.log_dedupe import MAX_PREFIX
 

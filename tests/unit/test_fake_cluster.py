@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.adapters.fakes.cluster_script import DeletePod, Exit
+from pegboard.adapters.fakes.cluster.script import DeletePod, Exit
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_nano, parse_rfc3339
 from pegboard.domain.errors import Forbidden, Invalid, NotFound, RunnerError, Transient
 from pegboard.domain.ports.cluster import Cluster, LogStreamDropped, ResourceKind

@@ -5,7 +5,7 @@ Public and stable: import them from here, e.g. `from pegboard.adapters.fakes imp
 
 from .clock import FakeClock
 from .cluster import FakeCluster, FakeLogStream, FakeRequest
-from .cluster_script import PodScript
+from .cluster.script import PodScript
 from .file_sync import FakeFileSync
 from .gpu_cloud import FakeGpuCloud
 from .shell import FakeHost, FakeJob, FakeShell

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.squarepeg_runs import resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.adapters.fakes.cluster_logs import LogFaults
+from pegboard.adapters.fakes.cluster.logs import LogFaults
 from pegboard.domain.errors import NotFound
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE, STDOUT_CLOSED

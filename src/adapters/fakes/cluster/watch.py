@@ -8,8 +8,8 @@ from typing import Any
 
 from pegboard.domain.ports.cluster import JsonObject, WatchEvent
 
-from .cluster_store import Change, FakeStore, clone
-from .cluster_time import VirtualSchedule
+from .store import Change, FakeStore, clone
+from .virtual_time import VirtualSchedule
 
 
 def seen_as(entry: Change, kind: str, matches: Callable[[Any], bool]) -> str | None:

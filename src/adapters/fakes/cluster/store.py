@@ -23,7 +23,7 @@ from pegboard.adapters.kube_semantics.status import StatusError, already_exists,
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
 from pegboard.domain.ports.cluster import JsonObject
 
-from .cluster_time import VirtualSchedule
+from .virtual_time import VirtualSchedule
 
 NODE_NAME = "fake-node"
 STORED_KINDS = ("Pod", "Job", "Lease")

@@ -18,11 +18,11 @@ from pegboard.adapters.kube_semantics.kubetime import (
 )
 from pegboard.domain.ports.cluster import JsonObject
 
-from . import cluster_script as steps
-from .cluster_logs import PodLogs
-from .cluster_script import PodScript, Step
-from .cluster_store import NODE_NAME, FakeStore, fake_hex
-from .cluster_time import VirtualSchedule
+from . import script as steps
+from .logs import PodLogs
+from .script import PodScript, Step
+from .store import NODE_NAME, FakeStore, fake_hex
+from .virtual_time import VirtualSchedule
 
 PodMatcher = Callable[[Mapping[str, Any]], bool]
 HOST_IP = "10.0.0.1"

@@ -41,14 +41,14 @@ from pegboard.domain.ports.cluster import (
     WatchEvent,
 )
 
-from .clock import FakeClock
-from .cluster_jobs import FakeJobsController
-from .cluster_kubelet import FakeKubelet, PodMatcher, name_matcher
-from .cluster_logs import FakeLogStream, PodLogs, read_log
-from .cluster_script import PodScript, Step
-from .cluster_store import FakeStore, clone, merge_patch_into
-from .cluster_time import SteppableClock, VirtualSchedule
-from .cluster_watch import watch_events
+from ..clock import FakeClock
+from .jobs import FakeJobsController
+from .kubelet import FakeKubelet, PodMatcher, name_matcher
+from .logs import FakeLogStream, PodLogs, read_log
+from .script import PodScript, Step
+from .store import FakeStore, clone, merge_patch_into
+from .virtual_time import SteppableClock, VirtualSchedule
+from .watch import watch_events
 
 __all__ = ["FakeCluster", "FakeLogStream", "FakeRequest", "PodMatcher", "SteppableClock"]
 

@@ -10,15 +10,20 @@ import builtins
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_nano
 from pegboard.domain.ports.cluster import LogStreamDropped
 
-from .cluster_time import VirtualSchedule
+from .virtual_time import VirtualSchedule
 
-if TYPE_CHECKING:
-    from .cluster import FakeCluster
+
+class LogSource(Protocol):
+    """What a FakeLogStream reads through: FakeCluster (kept apart, so no import cycle)."""
+
+    def _read_log(self, stream: FakeLogStream, runtime: PodLogs) -> Iterator[bytes]: ...
+
+    def _close_stream(self, stream: FakeLogStream) -> None: ...
 
 
 @dataclass
@@ -78,7 +83,7 @@ class FakeLogStream:
 
     def __init__(
         self,
-        cluster: FakeCluster,
+        cluster: LogSource,
         runtime: PodLogs,
         *,
         container: str,

@@ -9,8 +9,8 @@ from pegboard.adapters.kube_semantics import jobs as rules
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339, seconds_to_nanos
 from pegboard.domain.ports.cluster import JsonObject
 
-from .cluster_store import FakeStore
-from .cluster_time import VirtualSchedule
+from .store import FakeStore
+from .virtual_time import VirtualSchedule
 
 
 class FakeJobsController:

@@ -26,26 +26,13 @@ from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
-from .pod_watch import JOB_NAME_LABEL, LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher
+from .pod_watch import Message, Msg, PodWatcher
 from .run_cleanup import RemovalProgress, delete_or_keep, sweep_if_enabled
 from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
 from .seams import ClusterPorts, Seams
 from .startup_events import EVENT_POLL_EVERY, EVENT_POLL_FIRST, EventSurfacer
 from .status import StatusUI, raw_stderr_line
-
-# Re-exported: the tunables' former home, kept importable from here.
-__all__ = [
-    "EVENT_POLL_EVERY",
-    "EVENT_POLL_FIRST",
-    "JOB_NAME_LABEL",
-    "LONG_WATCH_SECONDS",
-    "PUMP_STALL_SECONDS",
-    "WATCH_RETRIES",
-    "RunLifecycle",
-    "run",
-    "short_run_id",
-]
 
 
 def short_run_id(run_id: str) -> str:

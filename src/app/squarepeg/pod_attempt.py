@@ -18,7 +18,7 @@ import attrs
 
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
-from pegboard.domain.retry import Backoff
+from pegboard.domain.retry import Backoff, RetryBudget
 from pegboard.domain.squarepeg.exit_codes import (
     OUTPUT_INCOMPLETE,
     RUNNER_FAILED,
@@ -38,7 +38,7 @@ from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 
 from .job_pods import FollowedPod
 from .log_pump import LogPump
-from .pod_watch import LONG_WATCH_SECONDS, WATCH_RETRIES, Message, Msg, PodWatcher, pod_selectors
+from .pod_watch import LONG_WATCH_SECONDS, WATCH_BACKOFF, Message, Msg, PodWatcher, pod_selectors
 from .run_outcome import OutputLoss, RunOutcome
 from .startup_events import EventSurfacer, Involved
 from .status import StatusUI
@@ -104,7 +104,7 @@ class PodAttempt:
         self._watch(timeout)
         self._poll_events()
         what = "pod" if ctx.resolved.kind is ResourceKind.POD else "job's pod"
-        watch_failures = 0
+        watch_budget = RetryBudget(WATCH_BACKOFF)  # one outage of the watch at a time
         with ctx.ui.waiting(f"waiting for the {what} to start"):
             while not self.started:
                 if ctx.interrupted.is_set():
@@ -124,16 +124,13 @@ class PodAttempt:
                     self._watch(remaining)
                     continue
                 if msg is Msg.WATCH_ERROR:
-                    watch_failures += 1
-                    if watch_failures > WATCH_RETRIES:
-                        return RunOutcome(
-                            RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}"
-                        )
-                    ctx.watcher.renew_after_failure(watch_failures)
+                    lost = self._renew_watch(watch_budget, payload[1])
+                    if lost is not None:
+                        return lost
                     continue
                 if msg is not Msg.POD:
                     continue
-                watch_failures = 0
+                watch_budget.recovered()
                 decided = self._on_startup_event(payload)
                 if decided is not None:
                     return decided
@@ -184,7 +181,7 @@ class PodAttempt:
 
     def _await_termination(self) -> RunOutcome:
         ctx = self.ctx
-        watch_failures = 0
+        watch_budget = RetryBudget(WATCH_BACKOFF)  # one outage of the watch at a time
         while True:
             if ctx.interrupted.is_set():
                 return RunOutcome(130, interrupted=True)
@@ -200,20 +197,26 @@ class PodAttempt:
             if msg is Msg.WATCH_END:
                 self._watch(LONG_WATCH_SECONDS)
             elif msg is Msg.WATCH_ERROR:
-                watch_failures += 1
-                if watch_failures > WATCH_RETRIES:
-                    return RunOutcome(
-                        RUNNER_FAILED, error=f"lost the watch on the pod: {payload[1]}"
-                    )
-                ctx.watcher.renew_after_failure(watch_failures)
+                lost = self._renew_watch(watch_budget, payload[1])
+                if lost is not None:
+                    return lost
             elif msg is Msg.POD:
-                watch_failures = 0
+                watch_budget.recovered()
                 event: WatchEvent = payload
                 if not ctx.pod.owns(event.object):
                     continue
                 if event.type == "DELETED" and not self._ended(event.object):
                     return self._gone_before_end(event.object)
                 self.latest = event.object
+
+    def _renew_watch(self, budget: RetryBudget, error: object) -> RunOutcome | None:
+        """Renew a failed watch after WATCH_BACKOFF; the run fails once the outage's budget is
+        spent (WATCH_RETRIES renewals without a single pod event in between)."""
+        delay = budget.next_delay()
+        if delay is None:
+            return RunOutcome(RUNNER_FAILED, error=f"lost the watch on the pod: {error}")
+        self.ctx.watcher.renew_after(delay)
+        return None
 
     def _finish(self, outcome: ExitOutcome) -> RunOutcome:
         """The container ended: let the log pump drain, then report its code."""

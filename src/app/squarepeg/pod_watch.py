@@ -79,9 +79,9 @@ class PodWatcher:
 
         threading.Thread(target=watch, name="squarepeg-watch", daemon=True).start()
 
-    def renew_after_failure(self, failures: int) -> None:
-        """Retry a failed watch after WATCH_BACKOFF, by posting the WATCH_END it never sent."""
-        self.queue_after(WATCH_BACKOFF.delay(failures), (Msg.WATCH_END, self.generation))
+    def renew_after(self, delay: float) -> None:
+        """Retry a failed watch after `delay`, by posting the WATCH_END it never sent."""
+        self.queue_after(delay, (Msg.WATCH_END, self.generation))
 
     def queue_after(self, delay: float, message: Message) -> None:
         timer = threading.Timer(delay, self.messages.put, args=(message,))

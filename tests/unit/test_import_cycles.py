@@ -4,16 +4,6 @@ from __future__ import annotations
 
 import grimp
 
-# Being taken apart in issue 8 item 3 (runpod-deploy run as a pipeline of phases, by `root-rd`):
-# a cycle among these modules is tolerated until then; any other cycle fails.
-PENDING = frozenset(
-    f"pegboard.app.runpod_deploy.{name}"
-    for name in (
-        "artifact_pull", "dry_run", "lifecycle", "on_pod", "pod_snapshots", "provisioning",
-        "run_job", "run_manifest", "run_state",
-    )
-)  # fmt: skip
-
 
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan, iteratively)."""
@@ -63,8 +53,7 @@ def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
 
 def test_no_import_cycle_in_pegboard() -> None:
     graph = grimp.build_graph("pegboard", include_external_packages=False)
-    unexpected = [c for c in import_cycles(graph) if not set(c) <= PENDING]
-    assert unexpected == []
+    assert import_cycles(graph) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -192,7 +192,9 @@ def main() -> int:
     theirs = str(baseline) if baseline else None
     with (
         tempfile.TemporaryDirectory() as home,
-        KubernetesSandbox(kill_grace_seconds=0.2) as sandbox,
+        KubernetesSandbox(
+            kill_grace_seconds=0.2, tls=False
+        ) as sandbox,  # as bench/kubernetes_sandbox.py: raw HTTP, comparable with earlier figures
     ):
         user = "bench-user"
         env = {

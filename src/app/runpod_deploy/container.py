@@ -19,9 +19,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import containers, providers
-
 from pegboard import __version__
+from pegboard.app.shared.dependency_injection import containers, providers
 from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.clock import Clock

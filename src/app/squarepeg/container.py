@@ -14,8 +14,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from dependency_injector import containers, providers
-
+from pegboard.app.shared.dependency_injection import containers, providers
 from pegboard.app.shared.seams import (
     current_stderr,
     current_stdout,

@@ -41,14 +41,17 @@ step "squarepeg run --mode job busybox echo 'hello from a Job'"
 
 step "the sandbox is empty again: nothing was left behind"
 left=$(KUBECONFIG="$work/kubeconfig" "$BIN/python" - <<'PY'
-import json, os, urllib.request
+import base64, json, os, ssl, urllib.request
 import yaml
 cfg = yaml.safe_load(open(os.environ["KUBECONFIG"]))
-server = cfg["clusters"][0]["cluster"]["server"]; token = cfg["users"][0]["user"]["token"]
+cluster = cfg["clusters"][0]["cluster"]; token = cfg["users"][0]["user"]["token"]
+server = cluster["server"]
+ca = cluster.get("certificate-authority-data")  # the sandbox's own CA, made when it started
+tls = ssl.create_default_context(cadata=base64.b64decode(ca).decode()) if ca else None
 left = 0
 for path in ("/api/v1/namespaces/default/pods", "/apis/batch/v1/namespaces/default/jobs"):
     req = urllib.request.Request(server + path, headers={"Authorization": f"Bearer {token}"})
-    left += len(json.load(urllib.request.urlopen(req))["items"])
+    left += len(json.load(urllib.request.urlopen(req, context=tls))["items"])
 print(left)
 PY
 )

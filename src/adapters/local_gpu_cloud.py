@@ -22,17 +22,17 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pegboard.adapters.local_pod_paths import LocalPodPaths
 from pegboard.adapters.local_shell import kill_process_group
+from pegboard.adapters.owned_machine_stock import OwnedMachineStock
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
-    GpuStock,
     NetworkVolume,
     PodHandle,
     PodRequest,
@@ -48,8 +48,10 @@ LOCAL_GPU_ID = "LOCAL-GPU"
 LOCAL_VOLUME_PREFIX = "local-volume-"
 
 
-class LocalGpuCloud:
+class LocalGpuCloud(OwnedMachineStock):
     """Pods as directories under `pods_root`."""
+
+    HOST_GPU_ID = LOCAL_GPU_ID
 
     def __init__(self, pods_root: Path, *, new_id: Callable[[], str] | None = None) -> None:
         self._root = Path(pods_root)
@@ -67,19 +69,6 @@ class LocalGpuCloud:
         """The pod's directories (the container builds the pod's shell and file sync on them)."""
         meta = self._read(pod_id)
         return LocalPodPaths(self._root, pod_id, str(meta.get("volume_mount", "/workspace")))
-
-    def gpu_availability(
-        self, *, gpu_ids: Sequence[str], datacenter_ids: Sequence[str], cloud_type: str
-    ) -> builtins.list[GpuStock]:
-        return [GpuStock(gpu, dc, "high") for dc in datacenter_ids for gpu in gpu_ids]
-
-    def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
-        return {}
-
-    def datacenter_stock(
-        self, *, datacenter_ids: Sequence[str], cloud_type: str
-    ) -> builtins.list[GpuStock]:
-        return [GpuStock(LOCAL_GPU_ID, dc, "high") for dc in datacenter_ids]
 
     def network_volume(self, id_or_name: str) -> NetworkVolume | None:
         name = id_or_name.removeprefix(LOCAL_VOLUME_PREFIX)

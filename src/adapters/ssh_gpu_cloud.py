@@ -27,16 +27,16 @@ import re
 import secrets
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
+from pegboard.adapters.owned_machine_stock import OwnedMachineStock
 from pegboard.adapters.ssh_shell import SshShell
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.remote_commands import kill_groups_function
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
-    GpuStock,
     NetworkVolume,
     PodHandle,
     PodRequest,
@@ -52,8 +52,10 @@ _TIMEOUT_SEC = 60.0
 _RECORD_SEPARATOR = "\x1e"
 
 
-class SshGpuCloud:
+class SshGpuCloud(OwnedMachineStock):
     """Pods as directories on one SSH host, managed over the run's connection."""
+
+    HOST_GPU_ID = SSH_HOST_GPU_ID
 
     def __init__(
         self,
@@ -107,20 +109,7 @@ class SshGpuCloud:
             procs_dir=posixpath.join(self.pod_dir(pod_id), "procs"),
         )
 
-    # --- stock and prices: the host stands in for whatever the config asks -------------
-
-    def gpu_availability(
-        self, *, gpu_ids: Sequence[str], datacenter_ids: Sequence[str], cloud_type: str
-    ) -> builtins.list[GpuStock]:
-        return [GpuStock(gpu, dc, "high") for dc in datacenter_ids for gpu in gpu_ids]
-
-    def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
-        return {}
-
-    def datacenter_stock(
-        self, *, datacenter_ids: Sequence[str], cloud_type: str
-    ) -> builtins.list[GpuStock]:
-        return [GpuStock(SSH_HOST_GPU_ID, dc, "high") for dc in datacenter_ids]
+    # --- stock and prices come from OwnedMachineStock; volumes: --------------------------
 
     def network_volume(self, id_or_name: str) -> NetworkVolume | None:
         """Every name is a "volume" reachable from every datacenter, as for `local`: the host

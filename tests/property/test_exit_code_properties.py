@@ -1,4 +1,4 @@
-"""The exit-code policy (domain/squarepeg/exit_codes.py) over generated pod statuses."""
+"""The exit-code policy (domain/squarepeg/exit_policy.py) over generated pod statuses."""
 
 from __future__ import annotations
 
@@ -7,13 +7,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegboard.domain.squarepeg.exit_codes import (
-    MAX_EXIT_CODE,
-    OOM_KILLED,
-    RUNNER_FAILED,
-    START_FAILURES,
-    exit_outcome,
-)
+from pegboard.domain.squarepeg.exit_codes import MAX_EXIT_CODE, OOM_KILLED, RUNNER_FAILED
+from pegboard.domain.squarepeg.exit_policy import START_FAILURES, exit_outcome
 
 NAMES = st.sampled_from(["main", "app", "sidecar", "setup"])
 REASONS = st.sampled_from([None, "Completed", "Error", "OOMKilled", *START_FAILURES])

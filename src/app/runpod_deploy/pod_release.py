@@ -18,8 +18,8 @@ pointer records, whatever PEGBOARD_LOCAL_PODS_ROOT says now.
 The bulk mode fixes 0.8.4's §17.14 (it deleted every EXITED pod on the account): only pods
 this user's runs created (see `stale.select_bulk_delete`), never a pod a recycle pointer keeps
 warm, after a y/N question on stderr; one failed delete does not stop the others.
-Exit: 0 done (or nothing to do); 1 aborted at the prompt, or a single delete failed; 2 some
-bulk deletes failed, or a usage error; 130 interrupted.
+Exit (exit_codes.py): 0 done (or nothing to do); 1 aborted at the prompt, or a single delete
+failed; 2 a usage error; 4 some bulk deletes failed (0.8.4 exited 2); 130 interrupted.
 """
 
 from __future__ import annotations

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any, NamedTuple, NoReturn
 
 import click
 
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
-ExitCodeFor = Callable[[BaseException], int | None]
+class ErrorExitCodes(NamedTuple):
+    """The codes an app exits with for errors, taken from that app's exit-code module
+    (squarepeg: domain/squarepeg/exit_codes.py; runpod-deploy: app/runpod_deploy/exit_codes.py).
+    This module defines no code of its own."""
+
+    usage: int  # UsageError, ConfigError, a click usage error
+    interrupted: int  # Interrupted, Ctrl-C (click.Abort, KeyboardInterrupt)
+    failure: int  # any other PegboardError (RunnerError, PortError, ...)
 
 
 def run_group(
@@ -24,14 +29,13 @@ def run_group(
     *,
     prog: str,
     argv: Sequence[str] | None,
-    exit_code_for: ExitCodeFor,
+    codes: ErrorExitCodes,
     obj: Any = None,
 ) -> int:
     """Run `group` on argv (default sys.argv[1:]) and return the process exit code.
 
-    `exit_code_for` maps one of pegboard's own errors to its code, and returns None for anything
-    else. pegboard.domain.errors is looked up lazily, so `--help` does not import it. `obj`
-    becomes the click context's object: a composition root handed in (tests), or None.
+    pegboard's own errors map to `codes` (exit_code_for); anything else propagates (a bug).
+    `obj` becomes the click context's object: a composition root handed in (tests), or None.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -44,15 +48,15 @@ def run_group(
         else:
             where = exc.ctx.command_path if exc.ctx is not None else prog
             sys.stderr.write(f"{prog}: {exc.format_message()} (see '{where} --help')\n")
-        return EXIT_USAGE
+        return codes.usage
     except click.ClickException as exc:
         sys.stderr.write(f"{prog}: {exc.format_message()}\n")
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         sys.stderr.write(f"{prog}: interrupted\n")
-        return EXIT_INTERRUPTED
+        return codes.interrupted
     except Exception as exc:
-        code = exit_code_for(exc)
+        code = exit_code_for(exc, codes)
         if code is None:
             raise
         report_error(prog, exc)
@@ -73,20 +77,17 @@ def report_error(prog: str, error: BaseException) -> None:
         sys.stderr.write(f"{prog}: {error}\n")
 
 
-def exit_codes(*, failure: int) -> ExitCodeFor:
-    """The mapping both CLIs use; only the code for a failed run differs (squarepeg: 125)."""
-
-    def exit_code_for(error: BaseException) -> int | None:
-        errors = pegboard_errors()
-        if errors is None or not isinstance(error, errors.PegboardError):
-            return None  # not one of ours: a bug, shown with its traceback
-        if isinstance(error, errors.UsageError | errors.ConfigError):
-            return EXIT_USAGE
-        if isinstance(error, errors.Interrupted):
-            return EXIT_INTERRUPTED
-        return failure
-
-    return exit_code_for
+def exit_code_for(error: BaseException, codes: ErrorExitCodes) -> int | None:
+    """The exit code of one of pegboard's own errors, None for anything else (a bug, shown with
+    its traceback). pegboard.domain.errors is looked up lazily, so `--help` does not import it."""
+    errors = pegboard_errors()
+    if errors is None or not isinstance(error, errors.PegboardError):
+        return None
+    if isinstance(error, errors.UsageError | errors.ConfigError):
+        return codes.usage
+    if isinstance(error, errors.Interrupted):
+        return codes.interrupted
+    return codes.failure
 
 
 def pegboard_errors() -> Any:

@@ -19,7 +19,8 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
 from pegboard.domain.retry import Backoff
 from pegboard.domain.squarepeg.create_errors import create_failure_message
-from pegboard.domain.squarepeg.exit_codes import RUNNER_FAILED, exit_outcome, terminated_state
+from pegboard.domain.squarepeg.exit_codes import RUNNER_FAILED
+from pegboard.domain.squarepeg.exit_policy import exit_outcome, terminated_state
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 

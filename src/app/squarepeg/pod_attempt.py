@@ -20,13 +20,12 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
 from pegboard.domain.retry import Backoff, RetryBudget
 from pegboard.domain.squarepeg.exit_codes import (
+    INTERRUPTED,
     OUTPUT_INCOMPLETE,
     RUNNER_FAILED,
     STDOUT_CLOSED,
-    ExitOutcome,
-    exit_outcome,
-    terminated_state,
 )
+from pegboard.domain.squarepeg.exit_policy import ExitOutcome, exit_outcome, terminated_state
 from pegboard.domain.squarepeg.fail_fast import (
     TERMINAL_PHASES,
     Startup,
@@ -108,10 +107,10 @@ class PodAttempt:
         with ctx.ui.waiting(f"waiting for the {what} to start"):
             while not self.started:
                 if ctx.interrupted.is_set():
-                    return RunOutcome(130, interrupted=True)
+                    return RunOutcome(INTERRUPTED, interrupted=True)
                 msg, payload = ctx.messages.get()
                 if msg is Msg.INTERRUPT:
-                    return RunOutcome(130, interrupted=True)
+                    return RunOutcome(INTERRUPTED, interrupted=True)
                 if ctx.watcher.is_stale(msg, payload):
                     continue
                 if msg is Msg.WATCH_END:
@@ -184,14 +183,14 @@ class PodAttempt:
         watch_budget = RetryBudget(WATCH_BACKOFF)  # one outage of the watch at a time
         while True:
             if ctx.interrupted.is_set():
-                return RunOutcome(130, interrupted=True)
+                return RunOutcome(INTERRUPTED, interrupted=True)
             latest = self.latest
             if latest is not None and self._ended(latest):
                 self.container_done.set()
                 return self._finish(exit_outcome(latest, self.container))
             msg, payload = ctx.messages.get()
             if msg is Msg.INTERRUPT:
-                return RunOutcome(130, interrupted=True)
+                return RunOutcome(INTERRUPTED, interrupted=True)
             if ctx.watcher.is_stale(msg, payload):
                 continue
             if msg is Msg.WATCH_END:
@@ -225,7 +224,7 @@ class PodAttempt:
             last_progress = -1
             while not pump.finished.is_set():
                 if self.ctx.interrupted.is_set():
-                    return RunOutcome(130, interrupted=True)
+                    return RunOutcome(INTERRUPTED, interrupted=True)
                 try:
                     msg, _ = self.ctx.messages.get(timeout=self.ctx.pump_stall_seconds)
                 except queue.Empty:
@@ -240,7 +239,7 @@ class PodAttempt:
                     last_progress = pump.bytes_received
                     continue
                 if msg is Msg.INTERRUPT:
-                    return RunOutcome(130, interrupted=True)
+                    return RunOutcome(INTERRUPTED, interrupted=True)
         if not outcome.terminated:
             return RunOutcome(RUNNER_FAILED, error=outcome.note or "the container never terminated")
         return RunOutcome(outcome.code, note=outcome.note, lost=self._output_loss(outcome.code))

@@ -1,105 +1,25 @@
-"""The exit code of a finished run, read from the pod status by container name (pure)."""
+"""Every exit code of `squarepeg`, in one place (docs/squarepeg/cli-reference.md, "Exit codes").
+
+Constants only, no imports: the CLI reads USAGE_ERROR and INTERRUPTED on every start, `--help`
+included, without importing attrs. Which code a finished run gets is exit_policy.py; only the
+CLI (app/squarepeg/cli) turns an error into a process exit code. Apart from these, squarepeg
+exits with the container's own code (0-255).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-import attrs
-
-RUNNER_FAILED = 125  # docker run's "the runner itself failed"
-OOM_KILLED = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed process
-MAX_EXIT_CODE = 255
-# Terminated reasons that mean the process never ran (containerd/CRI-O; Docker's dockershim).
-START_FAILURES = ("StartError", "ContainerCannotRun")
+USAGE_ERROR = 2  # a bad flag or config (UsageError, ConfigError, a click usage error)
 # The container's output did not all reach stdout (the log could not be read to its confirmed end,
 # or stdout refused a write): never the container's code, so a script can tell. 122 sits below
 # docker's own 125-127 and clear of what commands commonly mean: 1-2 (failures, usage), 64-78
 # (sysexits), 123 (xargs), 124 (timeout), 126/127 (shell), 128+N (signals), 255 (ssh, overflow).
 OUTPUT_INCOMPLETE = 122
+# docker run's "the runner itself failed": RunnerError, PortError and any other PegboardError;
+# a container that never terminated or terminated without an exit code; `clean` when a list or
+# delete failed.
+RUNNER_FAILED = 125
+INTERRUPTED = 130  # Ctrl-C or SIGTERM (128 + SIGINT); the run still cleaned up
+OOM_KILLED = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed process
 # stdout's reader went away (`| head`): what a shell reports for a tool killed by SIGPIPE.
 STDOUT_CLOSED = 141
-
-
-@attrs.frozen
-class ExitOutcome:
-    """What squarepeg exits with, whether the container really terminated, and a note for stderr."""
-
-    code: int
-    terminated: bool
-    note: str | None = None
-
-
-def container_status(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
-    """The status of the app container `container`, matched by name (never by position)."""
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    for status in statuses:
-        if status.get("name") == container:
-            return status  # type: ignore[no-any-return]
-    return None
-
-
-def terminated_state(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
-    """`state.terminated` of the named container, or None while it has not terminated."""
-    status = container_status(pod, container)
-    if status is None:
-        return None
-    terminated = (status.get("state") or {}).get("terminated")
-    return terminated if isinstance(terminated, Mapping) else None
-
-
-def exit_outcome(pod: Mapping[str, Any], container: str) -> ExitOutcome:
-    """Container code verbatim; OOMKilled -> 137 with a note; never terminated -> 125."""
-    terminated = terminated_state(pod, container)
-    if terminated is None:
-        return ExitOutcome(RUNNER_FAILED, terminated=False, note=_never_terminated(pod, container))
-    raw = terminated.get("exitCode")
-    code = raw if isinstance(raw, int) and not isinstance(raw, bool) else None
-    if terminated.get("reason") == "OOMKilled":
-        shown = "" if code is None else f" (exit code {code})"
-        return ExitOutcome(OOM_KILLED, terminated=True, note=f"container was OOMKilled{shown}")
-    if terminated.get("reason") in START_FAILURES:
-        # The runtime could not start the process (a missing executable, a bad workdir): its
-        # code (128) stands, but the reason is only in the status, never in the log.
-        start_code = code if code is not None else RUNNER_FAILED
-        if not 0 <= start_code <= MAX_EXIT_CODE:  # one byte, never wrapped (256 would be 0)
-            start_code = MAX_EXIT_CODE
-        detail = str(terminated.get("message") or "").strip()
-        note = (
-            f"container {container!r} could not start ({terminated['reason']}, exit {start_code})"
-        )
-        return ExitOutcome(
-            start_code, terminated=True, note=f"{note}: {detail}" if detail else note
-        )
-    if code is None:
-        return ExitOutcome(
-            RUNNER_FAILED,
-            terminated=True,
-            note=f"container {container!r} terminated without an exit code",
-        )
-    if 0 <= code <= MAX_EXIT_CODE:
-        return ExitOutcome(code, terminated=True)
-    # A process exit status is one byte: wrapping (256 -> 0) could turn a failure into success.
-    return ExitOutcome(
-        MAX_EXIT_CODE,
-        terminated=True,
-        note=f"container exited with code {code}, outside 0-255; exiting {MAX_EXIT_CODE}",
-    )
-
-
-def _never_terminated(pod: Mapping[str, Any], container: str) -> str:
-    status = pod.get("status") or {}
-    for init in status.get("initContainerStatuses") or []:
-        init_end = (init.get("state") or {}).get("terminated") or {}
-        if init_end.get("exitCode") not in (None, 0):
-            return (
-                f"init container {init.get('name')!r} failed with exit code "
-                f"{init_end['exitCode']}; container {container!r} never ran"
-            )
-    phase = status.get("phase") or "Unknown"
-    reason = status.get("reason")
-    message = status.get("message")
-    detail = (
-        f"pod {phase}" + (f" ({reason})" if reason else "") + (f": {message}" if message else "")
-    )
-    return f"container {container!r} never terminated; {detail}"
+MAX_EXIT_CODE = 255  # an exit status is one byte; a container's code beyond it is clamped here

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.squarepeg.exit_codes import container_status
+from pegboard.domain.squarepeg.exit_policy import container_status
 from pegboard.domain.squarepeg.timestamps import parse_rfc3339_seconds
 
 # Waiting reasons that never clear on their own with restartPolicy Never (the seed's list).

@@ -184,12 +184,13 @@ def test_name_prefix_and_all_owners(h: PodToolsHarness) -> None:
     assert other not in h.live_ids()
 
 
-def test_one_failed_delete_does_not_stop_the_rest_and_exits_2(h: PodToolsHarness) -> None:
+def test_one_failed_delete_does_not_stop_the_rest_and_exits_4(h: PodToolsHarness) -> None:
     first = h.pod(OURS)
     second = h.pod(OURS)
     h.pointer("a", first)
     h.cloud.fail_next("terminate_pod", Transient("500 internal"))
-    assert cleanup_all_stopped(_bulk(yes=True), h.deps()) == 2
+    # 4, not 0.8.4's 2: that is the usage error's code (docs/runpod-deploy/cli-reference.md)
+    assert cleanup_all_stopped(_bulk(yes=True), h.deps()) == 4
     assert first in h.live_ids() and second not in h.live_ids()
 
 
@@ -284,6 +285,18 @@ def test_cli_bulk_reads_the_answer_from_stdin(
     monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
     code, out, err = _cli(h, ["cleanup", "--all-stopped", "--provider", "local"], capsys)
     assert code == 0 and pod not in h.live_ids()
+
+
+def test_cli_partial_bulk_failure_has_its_own_code_not_the_usage_error_s(
+    h: PodToolsHarness, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing, deleted = h.pod(OURS), h.pod(OURS)
+    h.pointer("a", failing)
+    h.cloud.fail_next("terminate_pod", Transient("500 internal"))
+    code, out, err = _cli(h, ["cleanup", "--all-stopped", "--yes", "--provider", "local"], capsys)
+    assert failing in out and deleted in out  # the table of what it deletes
+    assert code == 4 and "1 delete(s) failed" in err and "Traceback" not in err
+    assert failing in h.live_ids() and deleted not in h.live_ids()
 
 
 def test_cli_cleanup_finds_the_state_file_through_the_config(

@@ -8,6 +8,7 @@ import pytest
 
 from helpers.squarepeg_cli import run_cli
 from pegboard import __version__
+from pegboard.app.shared.console import exit_code_for
 from pegboard.app.squarepeg import cli, lifecycle
 from pegboard.domain.errors import (
     ConfigError,
@@ -86,5 +87,5 @@ def test_unexpected_exceptions_are_not_swallowed(
 
 
 def test_exit_code_for_foreign_exceptions_is_none() -> None:
-    assert cli.exit_code_for(ValueError("x")) is None
-    assert cli.exit_code_for(UsageError("x")) == 2
+    assert exit_code_for(ValueError("x"), cli.EXIT_CODES) is None
+    assert exit_code_for(UsageError("x"), cli.EXIT_CODES) == 2

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.squarepeg.exit_codes import exit_outcome
+from pegboard.domain.squarepeg.exit_policy import exit_outcome
 
 
 def pod(*statuses: dict[str, Any], phase: str = "Succeeded", **status: Any) -> dict[str, Any]:

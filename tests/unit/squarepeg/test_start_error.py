@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pegboard.domain.squarepeg.exit_codes import exit_outcome
+from pegboard.domain.squarepeg.exit_policy import exit_outcome
 
 MESSAGE = (
     "failed to create containerd task: failed to create shim task: OCI runtime create failed: "

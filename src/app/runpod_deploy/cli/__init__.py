@@ -3,7 +3,8 @@ package: run, validate, records, pods, gpu) are imported on first use.
 
 Only the CLI decides exit codes (runpod-deploy 0.8.4 printed tracebacks instead), all of them
 from exit_codes.py: an error maps to 1 (runtime failure), 2 (usage or config) or 130
-(interrupted); a command may return its own documented code (`gpu-inventory` 3 on stock-out).
+(interrupted); a command may return its own documented code (`gpu-inventory` 3 on stock-out,
+`cleanup --all-stopped` 4 when some deletes failed).
 Expected errors print one line `runpod-deploy: <message>` on stderr, never a traceback.
 The `run` and pod commands take their dependencies from container.py (dependency-injector);
 `--help`, `validate` and the record readers use the plain seams only, and stay fast.
@@ -17,12 +18,8 @@ from collections.abc import Sequence
 import click
 
 from pegboard import __version__
-from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED
-from pegboard.app.shared.console import (
-    exit_codes,
-    exit_now,
-    run_group,
-)
+from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
 
 PROG = "runpod-deploy"
@@ -85,14 +82,14 @@ def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 
 
-exit_code_for = exit_codes(failure=EXIT_FAILED)
+EXIT_CODES = ErrorExitCodes(usage=EXIT_USAGE, interrupted=EXIT_INTERRUPTED, failure=EXIT_FAILED)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run runpod-deploy and exit with the documented code (tests call this in-process)."""
-    sys.exit(run_group(runpod_deploy, prog=PROG, argv=argv, exit_code_for=exit_code_for))
+    sys.exit(run_group(runpod_deploy, prog=PROG, argv=argv, codes=EXIT_CODES))
 
 
 def console_main() -> None:
     """The `runpod-deploy` console script: main() without the interpreter's teardown."""
-    exit_now(run_group(runpod_deploy, prog=PROG, argv=None, exit_code_for=exit_code_for))
+    exit_now(run_group(runpod_deploy, prog=PROG, argv=None, codes=EXIT_CODES))

@@ -1,7 +1,8 @@
 """The `squarepeg` command: click group, and main() mapping errors to exit codes.
 
-Only this module decides exit codes: usage and config errors 2, runner failures 125,
-interrupts 130; expected errors print one line `squarepeg: <message>` on stderr, no traceback.
+Only this module turns errors into exit codes, all of them from domain/squarepeg/exit_codes.py:
+usage and config errors 2, runner failures 125, interrupts 130; expected errors print one line
+`squarepeg: <message>` on stderr, no traceback.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from typing import TYPE_CHECKING
 import click
 
 from pegboard import __version__
-from pegboard.app.shared.console import exit_codes, exit_now, run_group
+from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
+from pegboard.domain.squarepeg.exit_codes import INTERRUPTED, RUNNER_FAILED, USAGE_ERROR
 
 if TYPE_CHECKING:
     from ..container import Container
-
-EXIT_RUNNER = 125
 
 # Subcommands are imported only when used, so `squarepeg --help` stays fast:
 # name -> ("module:attribute", one-line help shown by --help).
@@ -56,18 +56,16 @@ def squarepeg() -> None:
 
 
 # RunnerError, PortError and any other error of ours means the runner failed: 125, like docker.
-exit_code_for = exit_codes(failure=EXIT_RUNNER)
+EXIT_CODES = ErrorExitCodes(usage=USAGE_ERROR, interrupted=INTERRUPTED, failure=RUNNER_FAILED)
 
 
 def main(argv: Sequence[str] | None = None, *, container: Container | None = None) -> None:
     """Run squarepeg and exit with the right code (tests call this in-process, with a container
     whose providers they overrode)."""
-    code = run_group(
-        squarepeg, prog="squarepeg", argv=argv, exit_code_for=exit_code_for, obj=container
-    )
+    code = run_group(squarepeg, prog="squarepeg", argv=argv, codes=EXIT_CODES, obj=container)
     sys.exit(code)
 
 
 def console_main() -> None:
     """The `squarepeg` console script: main() without the interpreter's teardown."""
-    exit_now(run_group(squarepeg, prog="squarepeg", argv=None, exit_code_for=exit_code_for))
+    exit_now(run_group(squarepeg, prog="squarepeg", argv=None, codes=EXIT_CODES))

@@ -67,8 +67,16 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
     assert run.backend is not None and claim.pod_id is not None
     cloud = run.backend.cloud
     action = run_plan.action_for(run.spec, failed=progress.failed)
-    record.action = action
     pod_id = claim.pod_id
+    if record.never_ready and action is not LifecycleAction.DELETE:
+        logger.warning(
+            "[lifecycle] pod %s never became ready: deleting it instead of %s (no work is on "
+            "it, and a stopped pod keeps billing for its disk)",
+            pod_id,
+            action,
+        )
+        action = LifecycleAction.DELETE
+    record.action = action
     logger.info(
         "[lifecycle] %s pod %s (%s)", action, pod_id, "failure" if progress.failed else "success"
     )
@@ -108,6 +116,7 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
             state_file=str(run.pointers.run.path),
             volume_gb=session.status.volume_gb if session else None,
             pod_dir=session.pod_dir if session else None,
+            cost_per_hour_usd=session.status.cost_per_hour_usd if session else None,
         )
         if note:
             progress.leave(note)

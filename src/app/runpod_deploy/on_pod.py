@@ -26,6 +26,7 @@ from .artifact_pull import pull
 from .phases import (
     JobPaths,
     MetricsSampler,
+    PodNeverReady,
     job_paths,
     launch,
     monitor,
@@ -46,18 +47,22 @@ def run_on_pod(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
     progress.enter(Phase.READY)
     configured = run.request.ssh_ready_timeout_sec or run.spec.budget.ssh_ready_timeout_sec
     timeout = min(float(configured), max(0.0, progress.budget.remaining(run.clock.monotonic())))
-    status, shell = wait_until_ready(
-        run.backend.cloud,
-        claim.pod_id,
-        open_shell=run.backend.open_shell,
-        clock=run.clock,
-        timeout_sec=timeout,
-        timing=run.deps.timing,
-    )
+    try:
+        status, shell = wait_until_ready(
+            run.backend.cloud,
+            claim.pod_id,
+            open_shell=run.backend.open_shell,
+            clock=run.clock,
+            timeout_sec=timeout,
+            timing=run.deps.timing,
+        )
+    except PodNeverReady:
+        record.never_ready = True  # the lifecycle deletes it: nothing is on it
+        raise
     record.session = PodSession(status=status, shell=shell)  # from here the cleanup closes it
     write_pointer(run, claim, status.desired_status)
     sync = run.backend.open_sync(status)
-    progress.budget = progress.budget.with_price(status.cost_per_hour_usd, "pod_describe")
+    progress.use_price(status.cost_per_hour_usd, "pod_describe")
     job, pod_dir = _job_on_pod(run, status)
     record.session = PodSession(status=status, shell=shell, sync=sync, pod_dir=pod_dir)
     record.job = job

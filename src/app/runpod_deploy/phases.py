@@ -56,6 +56,13 @@ class Redactor:
 # --- provisioning: waiting for the pod ----------------------------------------------------------
 
 
+class PodNeverReady(PhaseFailed):
+    """The pod did not answer on SSH within the ready timeout: no work is on it."""
+
+
+READY_HEARTBEAT_SEC = 30.0  # a waiting run says so at least this often (a cold pull takes minutes)
+
+
 def wait_until_ready(
     cloud: GpuCloud,
     pod_id: str,
@@ -65,8 +72,14 @@ def wait_until_ready(
     timeout_sec: float,
     timing: Timing,
 ) -> tuple[PodStatus, RemoteShell]:
-    """Poll the pod until ssh is published and a command runs; transient errors are retried."""
-    deadline = clock.monotonic() + timeout_sec
+    """Poll the pod until ssh is published and a command runs; transient errors are retried.
+
+    Logs a heartbeat (status, waited, left) every READY_HEARTBEAT_SEC; raises PodNeverReady
+    when `timeout_sec` passes first.
+    """
+    started = clock.monotonic()
+    deadline = started + timeout_sec
+    next_heartbeat = started + READY_HEARTBEAT_SEC
     polls = 0
     last = "no status yet"
     while True:
@@ -85,11 +98,21 @@ def wait_until_ready(
             raise PhaseFailed(f"pod {pod_id} disappeared while starting") from None
         except PortError as exc:
             last = f"status query failed ({exc})"
-        remaining = deadline - clock.monotonic()
+        now = clock.monotonic()
+        remaining = deadline - now
         if remaining <= 0:
-            raise PhaseFailed(f"pod {pod_id} not ready after {timeout_sec:g}s (last: {last})")
+            raise PodNeverReady(f"pod {pod_id} not ready after {timeout_sec:g}s (last: {last})")
+        if now >= next_heartbeat:
+            logger.info(
+                "[ready] waiting for pod %s: %s; %.0fs waited, %.0fs left",
+                pod_id,
+                last,
+                now - started,
+                remaining,
+            )
+            next_heartbeat = now + READY_HEARTBEAT_SEC
         polls += 1
-        clock.sleep(min(timing.ready_poll.delay(polls), remaining))
+        clock.sleep(min(timing.ready_poll.delay(polls), remaining, max(0.0, next_heartbeat - now)))
 
 
 def pod_is_gone(cloud: GpuCloud, pod_id: str) -> bool:

@@ -1,5 +1,5 @@
 """Telemetry snapshots of the pod at the start and end of a run (describe, uname/python,
-nvidia-smi, dmesg), each written as a file in the run directory when the config asks for it.
+pip freeze, nvidia-smi, dmesg), each written as a file in the run directory when the config asks for it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from .run_state import RunContext
 
 logger = logging.getLogger(__name__)
 
+PIP_FREEZE = "python3 -m pip freeze 2>/dev/null || pip freeze 2>/dev/null"
+
 
 def capture_start(run: RunContext, status: PodStatus, shell: RemoteShell) -> None:
     telemetry = run.spec.telemetry
@@ -35,6 +37,10 @@ def capture_start(run: RunContext, status: PodStatus, shell: RemoteShell) -> Non
                 indent=2,
             ),
         )
+        # Once per run, before setup: the base image's packages (0.8.4's pip_freeze.txt).
+        freeze = _remote_text(shell, PIP_FREEZE, quiet_failure=True)
+        if freeze:
+            run.recorder.snapshot("pip_freeze.txt", freeze)
     if telemetry.capture_nvidia_smi:
         text = _remote_text(shell, "nvidia-smi", quiet_failure=True)
         if text:

@@ -76,6 +76,13 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
         prices=prices,
         max_gpu_price_usd=run.request.max_gpu_price_usd,
     )
+    if run.request.max_gpu_price_usd is not None and prices:
+        for gpu in sorted({c.gpu_id for c in plan.candidates if c.price_per_hour_usd is None}):
+            logger.warning(
+                "[provision] %s: price unknown, --max-gpu-price $%.2f/h cannot be checked for it",
+                gpu,
+                run.request.max_gpu_price_usd,
+            )
     for skipped in plan.skipped:
         logger.info(
             "[provision] skip %s @ %s: %s",
@@ -136,12 +143,14 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
             recovered = _recover_after_bad_create(progress, cloud, request.name, exc)
             if recovered is not None:
                 _adopt(run, claim, recovered.pod_id, candidate)
+                _use_candidate_price(run, progress, candidate)
                 return
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         except PortError as exc:
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         else:
             _adopt(run, claim, handle.pod_id, candidate)
+            _use_candidate_price(run, progress, candidate)
             return
         following = plan.candidates[index + 1] if index + 1 < len(plan.candidates) else None
         if following is not None:
@@ -153,6 +162,14 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
                 reason=errors[-1],
             )
     raise PhaseFailed("pod create failed on every candidate: " + "; ".join(errors))
+
+
+def _use_candidate_price(run: RunContext, progress: RunProgress, candidate: Candidate) -> None:
+    """The listed price x gpu_count counts from create (the ready wait bills too) until the pod
+    reports its own price; an unknown one keeps the assumed rate (said once, at ready)."""
+    if candidate.price_per_hour_usd is not None and candidate.price_per_hour_usd > 0:
+        price = candidate.price_per_hour_usd * run.spec.pod.gpu_count
+        progress.budget = progress.budget.with_price(price, "gpu_prices")
 
 
 def _recover_after_bad_create(
@@ -168,7 +185,7 @@ def _recover_after_bad_create(
     except PortError as exc:
         progress.leave(
             f"a pod named {name!r} may exist (create failed: {error}; lookup failed: {exc}); "
-            "check the provider's pod list"
+            "`runpod-deploy ls-stale` lists it once it shows up"
         )
         return None
     for extra in found[1:]:

@@ -142,6 +142,14 @@ class RunProgress:
             "run_failed", phase=self.failure_phase, reason=self.failure_reason, outcome=outcome
         )
 
+    def use_price(self, price: float | None, source: str) -> None:
+        """Enforce the budget at the real price from now on; an unknown or zero price keeps
+        the assumed rate, and says so."""
+        note = self.budget.unknown_price_note(price, source)
+        if note is not None:
+            logger.warning("[budget] %s", note)
+        self.budget = self.budget.with_price(price, source)
+
     def leave(self, note: str) -> None:
         """Something the run could not remove: logged at the end and named in the manifest."""
         self.left_behind.append(note)
@@ -218,3 +226,4 @@ class RunRecord:
     artifacts: list[ArtifactRecord] = attrs.field(factory=list)
     action: LifecycleAction | None = None
     final_state: str | None = None
+    never_ready: bool = False  # the ready wait timed out: the pod is deleted, whatever on_failure

@@ -11,7 +11,13 @@ import shlex
 import attrs
 
 from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
-from pegboard.domain.gpujob.stale import release_command
+from pegboard.domain.gpujob.stale import (
+    DAYS_PER_MONTH,
+    STORAGE_USD_PER_GB_MONTH,
+    release_command,
+)
+
+HOURS_PER_MONTH = DAYS_PER_MONTH * 24
 
 
 class Phase(enum.StrEnum):
@@ -53,9 +59,21 @@ class RunBudget:
     max_runtime_sec: float | None
 
     def with_price(self, price: float | None, source: str) -> RunBudget:
-        if price is None or price < 0:
+        """The real price replaces the assumed rate; an unknown or zero price does not (a zero
+        rate would take the cost cap's deadline away): see `unknown_price_note`."""
+        if price is None or not price > 0:
             return self
         return attrs.evolve(self, price_per_hour_usd=price, price_source=source)
+
+    def unknown_price_note(self, price: float | None, source: str) -> str | None:
+        """What to say when `with_price` kept the assumed rate (None: the price was used)."""
+        if price is not None and price > 0:
+            return None
+        said = "unknown" if price is None else f"${price:.2f}/h"
+        return (
+            f"the pod's price from {source} is {said}: the cost cap of ${self.cost_cap_usd:.2f} "
+            f"stays enforced at ${self.price_per_hour_usd:.2f}/h ({self.price_source})"
+        )
 
     def spend_usd(self, now: float) -> float:
         return max(0.0, now - self.started_at) / 3600 * self.price_per_hour_usd
@@ -101,8 +119,14 @@ def leftover_note(
     state_file: str | None,
     volume_gb: int | None,
     pod_dir: str | None = None,
+    cost_per_hour_usd: float | None = None,
 ) -> str | None:
-    """What the action left behind and the exact command that removes it (None: nothing left)."""
+    """What the action left behind, what it costs per hour, the exact command that removes it
+    and where to see everything left (None: nothing left).
+
+    `cost_per_hour_usd` is the pod's compute price: billed on while it is preserved (running),
+    released by stop and recycle, which leave only the disk billing.
+    """
     if action is LifecycleAction.DELETE:
         return None
     cleanup = release_command(pod_id=pod_id, provider=provider, state_file=state_file)
@@ -115,12 +139,25 @@ def leftover_note(
     else:
         what = f"pod {pod_id!r} stopped for forensics"
     lines = [what + "."]
-    if volume_gb and provider != "local":
-        per_day = volume_gb * 0.10 / 30
+    billed = provider != "local"
+    disk_per_hour = (volume_gb or 0) * STORAGE_USD_PER_GB_MONTH / HOURS_PER_MONTH
+    if volume_gb and billed:
+        per_month = volume_gb * STORAGE_USD_PER_GB_MONTH
         lines.append(
-            f"  Volume disk ({volume_gb} GB) continues billing at ~${per_day:.2f}/day "
-            f"(~${volume_gb * 0.10:.2f}/mo) until released."
+            f"  Volume disk ({volume_gb} GB) continues billing at "
+            f"~${per_month / DAYS_PER_MONTH:.2f}/day "
+            f"(~${per_month:.2f}/mo) until released."
+        )
+    if billed:
+        running = action is LifecycleAction.PRESERVE
+        compute = (cost_per_hour_usd or 0.0) if running else 0.0
+        unknown = running and cost_per_hour_usd is None
+        lines.append(
+            f"  Left billing: ~${compute + disk_per_hour:.3f}/h"
+            + (" plus its GPU (price unknown)" if unknown else "")
+            + "."
         )
     lines.append("  Release it with:")
     lines.append(f"      {cleanup}")
+    lines.append("  Everything left behind, with its cost: runpod-deploy ls-stale")
     return "\n".join(lines)

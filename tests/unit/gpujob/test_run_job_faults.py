@@ -98,7 +98,7 @@ def test_create_that_fails_after_the_pod_exists_adopts_it(tmp_path: Path) -> Non
             "sold out",
             None,
         ),
-        ("never ready", lambda h: h.cloud.never_ready(), "ready", "not ready", "stop"),
+        ("never ready", lambda h: h.cloud.never_ready(), "ready", "not ready", "delete"),
         (
             "setup fails",
             lambda h: h.host.on_command(r"^mkdir", exit_code=1, stderr=b"disk full"),

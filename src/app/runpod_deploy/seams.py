@@ -91,3 +91,31 @@ def ask_on_stderr(prompt: str) -> str | None:
         sys.stderr.write("\n")  # EOF: end the prompt's line before the next message
         return None
     return line
+
+
+# --- the RunPod API sandbox (`runpod-deploy sandbox`) -----------------------------------------
+
+
+def serve_runpod_sandbox(
+    port: int, *, api_key: str | None, public_key_files: list[str], ssh: bool
+) -> None:
+    """Serve the RunPod API sandbox in the foreground until SIGINT/SIGTERM (stdout: exports).
+
+    A busy port or an unreadable key file is a UsageError naming the flag.
+    """
+    from pegboard.adapters.sandboxes.runpod import serve
+    from pegboard.domain.errors import UsageError
+
+    for path in public_key_files:
+        try:
+            Path(path).expanduser().read_text()
+        except OSError as exc:
+            raise UsageError(
+                f"--public-key {path}: cannot read it ({exc.strerror or exc})"
+            ) from None
+    try:
+        serve(port, api_key=api_key, public_key_files=public_key_files or None, ssh=ssh)
+    except OSError as exc:
+        raise UsageError(
+            f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"
+        ) from None

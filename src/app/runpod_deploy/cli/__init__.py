@@ -69,6 +69,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Stock of a config's GPUs; exit 3 on stock-out.",
     ),
     "estimate": ("pegboard.app.runpod_deploy.cli.gpu:estimate", "Forecast a config's cost."),
+    "sandbox": (
+        "pegboard.app.runpod_deploy.cli.sandbox:sandbox",
+        "Serve a loopback RunPod API sandbox (for demos and tests) until interrupted.",
+    ),
 }
 
 

@@ -102,11 +102,13 @@ class SshGpuCloud(OwnedMachineStock):
         return posixpath.join(self.pod_dir(pod_id), "workspace")
 
     def shell_for(self, pod_id: str) -> SshShell:
-        """A shell on the same connection that starts in the pod's workspace and records jobs."""
+        """A shell on the same connection that starts in the pod's workspace and records jobs;
+        closing it leaves the connection open (the cloud still needs it; its owner closes it)."""
         return SshShell(
             self._shell.connection,
             cwd=self.workspace(pod_id),
             procs_dir=posixpath.join(self.pod_dir(pod_id), "procs"),
+            owns_connection=False,
         )
 
     # --- stock and prices come from OwnedMachineStock; volumes: --------------------------

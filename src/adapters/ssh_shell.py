@@ -60,14 +60,23 @@ class SshShell:
 
     cwd: where commands start (the run's workspace). procs_dir: where each detached job's pid
     is recorded (an empty file named after it), so stopping the pod can kill its jobs.
+    owns_connection: False for a shell on a connection others still use (the ssh provider's
+    pod shells: the lifecycle action runs on it after the shell is closed); its close() is
+    then a no-op and the connection's owner closes it.
     """
 
     def __init__(
-        self, connection: SshConnection, *, cwd: str | None = None, procs_dir: str | None = None
+        self,
+        connection: SshConnection,
+        *,
+        cwd: str | None = None,
+        procs_dir: str | None = None,
+        owns_connection: bool = True,
     ) -> None:
         self._conn = connection
         self._cwd = cwd
         self._procs_dir = procs_dir
+        self._owns_connection = owns_connection
 
     @property
     def connection(self) -> SshConnection:
@@ -294,7 +303,8 @@ class SshShell:
         return posixpath.join(self._cwd, path)
 
     def close(self) -> None:
-        self._conn.close()
+        if self._owns_connection:
+            self._conn.close()
 
 
 class _Follow:

@@ -106,6 +106,30 @@ def test_the_provider_bundle_shares_one_connection(
     assert server.accepted_logins() == 2  # ours, and rsync's own ssh
 
 
+def test_closing_a_pod_shell_leaves_the_providers_connection_to_the_lifecycle_action(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    """The run closes its pod shell before the lifecycle action, which runs on the same
+    connection: the shell must not close what it shares; the provider closes it at the end."""
+    server = start_sshd()
+    provider = SshProvider(
+        target_for(server, ssh_client_key, pod="run-4"),
+        known_hosts=tmp_path / "state" / "known_hosts",
+        workspaces_root=str(tmp_path / "workspaces"),
+    )
+    try:
+        handle = provider.cloud.create_pod(PodRequest("run-4", "i", "g", "LAB"))
+        shell = provider.open_shell(provider.cloud.get_pod(handle.pod_id))
+        assert shell.run("true", timeout=10).exit_code == 0
+        shell.close()
+        provider.cloud.terminate_pod(handle.pod_id)
+        assert not (tmp_path / "workspaces" / handle.pod_id).exists()
+    finally:
+        provider.close()
+    assert provider.connection.connections_made == 1
+    assert not provider.connection.alive
+
+
 def test_home_relative_root_is_resolved_on_the_host(driver: Any) -> None:
     cloud = SshGpuCloud(driver.shell, workspaces_root="~/pegboard-contract-probe")
     assert cloud.root == os.path.expanduser("~/pegboard-contract-probe")

@@ -232,7 +232,7 @@ def test_local_pointer_records_its_pods_root(deploy: LocalDeploy, tmp_path: Path
     manifest = _manifest(ran.stdout)
     pod_id = manifest["pod_id"]
     pointer = json.loads(Path(manifest["state_file"]).read_text())
-    assert pointer["pods_root"] == str(deploy.pods)
+    assert pointer["locator"]["pods_root"] == str(deploy.pods)
     deploy.env["PEGBOARD_LOCAL_PODS_ROOT"] = str(tmp_path / "elsewhere")
     done = deploy.cli("cleanup", "--state-file", manifest["state_file"], "--mode", "delete")
     assert done.returncode == 0, done.stderr.decode()

@@ -20,12 +20,6 @@ from helpers.ssh_deploy import SshDeploy, one_failure_line, release_command
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, free_port
 
-# Written against docs/runpod-deploy/ssh.md before `pod.provider: ssh` is wired into
-# `runpod-deploy run` (issue 9). Strict: the wiring change must remove this mark, because
-# these tests start passing then.
-pytestmark = pytest.mark.xfail(
-    strict=True, reason="pod.provider: ssh is not wired into runpod-deploy run yet (issue 9)"
-)
 
 
 # The job writes its pid where the test can find it (the "host" is this machine), says it has

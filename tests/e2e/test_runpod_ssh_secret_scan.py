@@ -24,12 +24,6 @@ import pytest
 from helpers.ssh_deploy import SshDeploy
 from helpers.sshd import SshClientKey, StartSshd
 
-# Written against docs/runpod-deploy/ssh.md before `pod.provider: ssh` is wired into
-# `runpod-deploy run` (issue 9). Strict: the wiring change must remove this mark, because
-# these tests start passing then.
-pytestmark = pytest.mark.xfail(
-    strict=True, reason="pod.provider: ssh is not wired into runpod-deploy run yet (issue 9)"
-)
 
 
 class CmdlineSampler:

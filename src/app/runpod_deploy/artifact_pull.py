@@ -5,6 +5,8 @@ event and as a manifest row.
 from __future__ import annotations
 
 import logging
+import posixpath
+from pathlib import Path
 
 import attrs
 
@@ -13,6 +15,7 @@ from pegboard.domain.gpujob.records import ArtifactRecord
 from pegboard.domain.gpujob.templates import RenderedArtifact, RenderedJob
 from pegboard.domain.ports.file_sync import FileSync
 
+from .run_recorder import write_bytes_atomic
 from .run_state import RunContext
 from .run_types import PhaseFailed
 
@@ -43,6 +46,8 @@ def pull(run: RunContext, sync: FileSync, job: RenderedJob, *, success: bool) ->
     except PortError as exc:
         run.recorder.event("remote_log_pull_failed", path=job.run.log_path, error=str(exc)[:500])
         logger.warning("[pull] could not pull the job log: %s", exc)
+    else:
+        _mask_pulled_log(run, Path(run_dir) / posixpath.basename(job.run.log_path))
     artifacts: list[ArtifactRecord] = []
     required_failures = []
     for artifact in job.artifacts:
@@ -89,6 +94,20 @@ def pull(run: RunContext, sync: FileSync, job: RenderedJob, *, success: bool) ->
             result.bytes_transferred,
         )
     return Pulled(artifacts=artifacts, required_failures=required_failures)
+
+
+def _mask_pulled_log(run: RunContext, path: Path) -> None:
+    """The pulled job log with every secret value masked, as it was streamed (rewritten
+    atomically; the unmasked bytes never stay in the run directory)."""
+    if not run.redact:
+        return
+    try:
+        data = path.read_bytes()
+        masked = run.redact.mask_bytes(data)
+        if masked != data:
+            write_bytes_atomic(path, masked)
+    except OSError as exc:
+        logger.warning("[pull] could not mask secrets in %s: %s", path, exc)
 
 
 def _artifact_record(

@@ -7,7 +7,9 @@ values only. Every provider is typed with what it provides, and every factory is
 its port, so mypy proves that each adapter satisfies its port.
 
 The backend of a pod (its GpuCloud, RemoteShell and FileSync) is chosen by `pod.provider` (or a
-`--provider` flag) from `backends`, one Factory per provider. Tests override any provider:
+`--provider` flag) from `backends`, one Factory per provider, each taking a `locator` (where
+its pods are: the config's for `run`, a pod pointer's for the commands after it; see
+provider_locators.py). Tests override any provider:
 `current_container().backend_for.override(providers.Object(fake_backend_for))`.
 Adapters are imported inside the factory functions, so `--help` never pays for them.
 """
@@ -29,7 +31,7 @@ from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .pod_access import PodCommandDeps
-from .run_types import Backend, BackendFor, ReadDocument, RunDeps
+from .run_types import Backend, BackendAt, BackendFor, ReadDocument, RunDeps
 from .seams import (
     RUNPOD_NOT_AVAILABLE,
     ask_on_stderr,
@@ -50,13 +52,15 @@ def _pods_root(environ: Mapping[str, str]) -> Path:
     return default_pods_root(dict(environ))
 
 
-def _local_backend(pods_root: Path) -> Backend:
-    """`pod.provider: local`: pods are directories under `pods_root` on this machine."""
+def _local_backend(pods_root: Path, locator: Mapping[str, Any] | None = None) -> Backend:
+    """`pod.provider: local`: pods are directories under `pods_root` on this machine (the one a
+    pointer recorded wins over this process's PEGBOARD_LOCAL_PODS_ROOT)."""
     from pegboard.adapters.local_file_sync import LocalFileSync
     from pegboard.adapters.local_gpu_cloud import LocalGpuCloud
     from pegboard.adapters.local_shell import LocalShell
 
-    local = LocalGpuCloud(pods_root)
+    recorded = (locator or {}).get("pods_root")
+    local = LocalGpuCloud(Path(recorded) if isinstance(recorded, str) and recorded else pods_root)
     cloud: GpuCloud = local
 
     def open_shell(status: PodStatus) -> RemoteShell:
@@ -73,7 +77,56 @@ def _local_backend(pods_root: Path) -> Backend:
     )
 
 
-def _runpod_backend() -> Backend:
+def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
+    """`pod.provider: ssh`: a machine you already have. One SshProvider (one connection) per
+    Backend; the run closes it at its end, a pod command when the process exits."""
+    import sys
+
+    from pegboard.adapters.ssh_connection import SshTarget
+    from pegboard.adapters.ssh_provider import SshProvider
+
+    where = dict(locator or {})
+    host, known_hosts = where.get("host"), where.get("known_hosts")
+    if not isinstance(host, str) or not host or not isinstance(known_hosts, str):
+        raise UsageError(
+            "pod.provider ssh: no host to reach (a config's ssh.host, or a state file "
+            "written by a run on that host)"
+        )
+    key_path = where.get("key_path")
+    target = SshTarget(
+        host=host,
+        port=int(where.get("port") or 22),
+        user=str(where.get("user") or "root"),
+        key_path=key_path if isinstance(key_path, str) and key_path else None,
+        use_agent=bool(where.get("use_agent", False)),
+        pod=str(where.get("pod_id") or host),
+    )
+    workspaces_root = str(where.get("workspaces_root") or "~/pegboard-workspaces")
+    provider = SshProvider(
+        target,
+        known_hosts=known_hosts,
+        workspaces_root=workspaces_root,
+        connect_timeout=float(where.get("connect_timeout") or 10.0),
+        progress=sys.stderr.buffer,
+    )
+    return Backend(
+        cloud=provider.cloud,
+        open_shell=provider.open_shell,
+        open_sync=provider.open_sync,
+        locator={
+            "host": target.host,
+            "port": target.port,
+            "user": target.user,
+            "key_path": target.key_path,
+            "use_agent": target.use_agent,
+            "workspaces_root": workspaces_root,
+            "known_hosts": known_hosts,
+        },
+        close=provider.close,
+    )
+
+
+def _runpod_backend(locator: Mapping[str, Any] | None = None) -> Backend:
     """`pod.provider: runpod`: not in this release (a usage error naming the provider)."""
     raise UsageError(RUNPOD_NOT_AVAILABLE)
 
@@ -91,16 +144,13 @@ def _backend_for(backends: providers.Aggregate[Backend]) -> BackendFor:
     return backend_for
 
 
-def _backend_at(
-    backend_for: BackendFor, local_backend: Callable[..., Backend]
-) -> Callable[[str, Mapping[str, Any]], Backend]:
-    def backend_at(provider: str, pointer: Mapping[str, Any]) -> Backend:
-        """The backend that reaches the pod a pointer names: the local provider's pods root
-        it recorded wins over this process's PEGBOARD_LOCAL_PODS_ROOT."""
-        recorded = pointer.get("pods_root")
-        if provider == "local" and isinstance(recorded, str) and recorded:
-            return local_backend(pods_root=Path(recorded))
-        return backend_for(provider)
+def _backend_at(backend_for: BackendFor, backends: providers.Aggregate[Backend]) -> BackendAt:
+    def backend_at(provider: str, locator: Mapping[str, Any]) -> Backend:
+        """The backend that reaches `provider`'s pods at `locator` (the config's, or the one a
+        pointer recorded); no locator: backend_for(provider), as a test may override it."""
+        if not locator or provider not in backends.providers:
+            return backend_for(provider)  # an unknown provider: the usage error naming it
+        return backends(provider, locator=locator)
 
     return backend_at
 
@@ -121,14 +171,15 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
         _local_backend, pods_root=pods_root
     )
     runpod_backend: providers.Factory[Backend] = providers.Factory(_runpod_backend)
+    ssh_backend: providers.Factory[Backend] = providers.Factory(_ssh_backend)
     backends: providers.Aggregate[Backend] = providers.Aggregate(
-        local=local_backend, runpod=runpod_backend
+        local=local_backend, runpod=runpod_backend, ssh=ssh_backend
     )
     backend_for: providers.Provider[BackendFor] = providers.Callable(
         _backend_for, backends.provider
     )
-    backend_at: providers.Provider[Callable[[str, Mapping[str, Any]], Backend]] = (
-        providers.Callable(_backend_at, backend_for, local_backend.provider)
+    backend_at: providers.Provider[BackendAt] = providers.Callable(
+        _backend_at, backend_for, backends.provider
     )
 
     # One typed bundle per use case
@@ -136,6 +187,7 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
         RunDeps,
         read_document=read_document,
         backend_for=backend_for,
+        backend_at=backend_at,
         clock=clock,
         environ=environ,
         random_hex=random_hex,

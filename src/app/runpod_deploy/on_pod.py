@@ -140,17 +140,22 @@ def _run_phase_commands(
     commands: tuple[RenderedCommand, ...],
     label: str,
 ) -> None:
-    """Setup and preflight run the same way; only the commands and the log label differ."""
-    run_commands(
-        shell,
-        commands,
-        label=label,
-        remote_env=job.remote_env,
-        budget=progress.budget,
-        clock=run.clock,
-        on_output=_tool_output(run),
-        redact=run.redact,
-    )
+    """Setup and preflight run the same way; only the commands and the log label differ.
+    Their output goes to stderr with every secret value masked."""
+    output = run.redact.stream(_tool_output(run))
+    try:
+        run_commands(
+            shell,
+            commands,
+            label=label,
+            remote_env=job.remote_env,
+            budget=progress.budget,
+            clock=run.clock,
+            on_output=output,
+            redact=run.redact,
+        )
+    finally:
+        output.flush()
 
 
 def _write_secrets(run: RunContext, shell: RemoteShell, job: RenderedJob) -> None:
@@ -219,18 +224,22 @@ def _monitor(
             interval_sec=float(telemetry.sample_interval_sec),
             record=run.recorder.metrics,
         )
-    with sampler:
-        result = monitor(
-            shell,
-            job.run,
-            paths,
-            budget=progress.budget,
-            clock=run.clock,
-            timing=run.deps.timing,
-            job_output=_job_output(run),
-            emit=run.recorder.event,
-            pod_gone=lambda: pod_is_gone(cloud, pod_id),
-        )
+    output = run.redact.stream(_job_output(run))  # the job's log, secrets masked
+    try:
+        with sampler:
+            result = monitor(
+                shell,
+                job.run,
+                paths,
+                budget=progress.budget,
+                clock=run.clock,
+                timing=run.deps.timing,
+                job_output=output,
+                emit=run.recorder.event,
+                pod_gone=lambda: pod_is_gone(cloud, pod_id),
+            )
+    finally:
+        output.flush()
     run.recorder.event(
         "remote_job_succeeded",
         reason=result.verdict.reason,

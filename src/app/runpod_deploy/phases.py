@@ -10,6 +10,7 @@ import logging
 import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -27,6 +28,7 @@ from pegboard.domain.input_limits import InputRejected
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
+from pegboard.domain.secret_masking import MaskingStream, SecretMasker
 
 from .run_types import PhaseFailed, Timing
 
@@ -37,20 +39,62 @@ EmitEvent = Callable[..., None]
 
 
 class Redactor:
-    """Replaces secret values in any text the tool shows or records."""
+    """Masks secret values (`***`, pegboard.domain.secret_masking) in whatever the run prints
+    or records: messages, events, the manifest, and the job's and commands' output streams.
+
+    Secrets are added before the pod exists (the validate phase reads each one), so every
+    stream opened later masks all of them.
+    """
 
     def __init__(self) -> None:
-        self._values: list[str] = []
+        self._raw: list[str] = []
+        self._masker = SecretMasker(())
 
     def add(self, value: str) -> None:
-        if len(value) >= 3 and value not in self._values:
-            self._values.append(value)
-            self._values.sort(key=len, reverse=True)
+        if value not in self._raw:
+            self._raw.append(value)
+            self._masker = SecretMasker(self._raw)
+
+    def __bool__(self) -> bool:
+        return bool(self._masker)
 
     def __call__(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, "***")
-        return text
+        return self._masker.mask_text(text)
+
+    def mask_bytes(self, data: bytes) -> bytes:
+        return self._masker.mask_bytes(data)
+
+    def mask_record(self, value: Any) -> Any:
+        """A JSON-like value with every string in it masked (keys included)."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, Mapping):
+            return {self.mask_record(k): self.mask_record(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.mask_record(item) for item in value]
+        return value
+
+    def stream(self, sink: Callable[[bytes], None]) -> MaskedOutput:
+        return MaskedOutput(self._masker.stream(), sink)
+
+
+class MaskedOutput:
+    """A byte sink that masks secrets split across chunks: call it with each chunk, then
+    `flush()` once the stream has ended (it releases the few bytes held back)."""
+
+    def __init__(self, stream: MaskingStream, sink: Callable[[bytes], None]) -> None:
+        self._stream = stream
+        self._sink = sink
+
+    def __call__(self, chunk: bytes) -> None:
+        masked = self._stream.feed(chunk)
+        if masked:
+            self._sink(masked)
+
+    def flush(self) -> None:
+        rest = self._stream.flush()
+        if rest:
+            self._sink(rest)
 
 
 # --- provisioning: waiting for the pod ----------------------------------------------------------
@@ -178,6 +222,7 @@ def secret_payload(
             ) from None
         except InputRejected as exc:  # past MAX_SECRET_FILE_BYTES
             raise PhaseFailed(f"secret {secret.name!r}: {secret.file}: {exc}") from None
+        redact.add(data.decode(errors="replace"))  # the whole file and each of its lines
         return data
     lines = []
     for key, variable in secret.env_keys:

@@ -17,9 +17,10 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, load_job, merge_cli_vars
-from .run_types import Backend, BackendFor, ReadDocument
+from .provider_locators import recorded_locator
+from .run_types import Backend, BackendAt, BackendFor, ReadDocument
 
-PROVIDERS = ("runpod", "local")
+PROVIDERS = ("runpod", "local", "ssh")
 
 
 @attrs.frozen
@@ -34,9 +35,10 @@ class PodCommandDeps:
     out: Callable[[str], None]  # one result line on stdout
     out_bytes: Callable[[bytes], None]  # raw bytes on stdout (logs)
     ask: Callable[[str], str | None]  # a y/N question on stderr, the answer from stdin
-    # provider + a pointer's content -> the Backend that reaches the pod it names (the local
-    # provider's recorded pods root); None: backend_for(provider)
-    backend_at: Callable[[str, Mapping[str, Any]], Backend] | None = None
+    # provider + a locator (what a pointer recorded: the local provider's pods root, the ssh
+    # provider's host, key and pinned host key file) -> the Backend that reaches the pod it
+    # names; None: backend_for(provider)
+    backend_at: BackendAt | None = None
 
 
 def cloud_for_flag(deps: PodCommandDeps, provider: str) -> GpuCloud:
@@ -50,7 +52,7 @@ def cloud_for_flag(deps: PodCommandDeps, provider: str) -> GpuCloud:
 def backend_for_pointer(deps: PodCommandDeps, provider: str, pointer: Mapping[str, Any]) -> Backend:
     """The backend that reaches the pod a pointer names (its recorded locator wins)."""
     if deps.backend_at is not None:
-        return deps.backend_at(provider, pointer)
+        return deps.backend_at(provider, recorded_locator(pointer))
     return deps.backend_for(provider)
 
 

@@ -23,6 +23,7 @@ from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_pod_name
 from pegboard.domain.gpujob.templates import default_state_file
 from pegboard.domain.input_limits import MAX_CONFIG_BYTES, MAX_RECORD_BYTES, decode_text, loads_json
 
+from .provider_locators import forget_pinned_host_keys, pinned_host_keys_path, recorded_locator
 from .run_recorder import write_json_atomic
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class PodPointer:
         current = self.read()
         if current is None or current.get("pod_id") != pod_id:
             return False
-        self.path.unlink(missing_ok=True)
+        _unlink_with_its_pin(self.path, current)
         return True
 
     def remove_if_no_pod(self) -> bool:
@@ -64,7 +65,7 @@ class PodPointer:
         current = self.read()
         if current is None or current.get("pod_id") is not None:
             return False
-        self.path.unlink(missing_ok=True)
+        _unlink_with_its_pin(self.path, current)
         return True
 
 
@@ -108,8 +109,17 @@ def unlink_pointer_if_names(path: Path, pod_id: str | None, *, pod_name: str | N
         return False
     if pod_id is None and (pod_name is None or pointer_pod_name(current) != pod_name):
         return False
-    path.unlink(missing_ok=True)
+    _unlink_with_its_pin(path, current)
     return True
+
+
+def _unlink_with_its_pin(path: Path, pointer: Mapping[str, Any]) -> None:
+    """Remove a pointer, and the pinned host key file beside it that its locator names (a
+    run's own pin; never a file the pointer merely mentions elsewhere)."""
+    path.unlink(missing_ok=True)
+    pinned = recorded_locator(pointer).get("known_hosts")
+    if pinned == str(pinned_host_keys_path(path)):
+        forget_pinned_host_keys(path)
 
 
 def lifecycle_of(pointer: Mapping[str, Any]) -> str | None:

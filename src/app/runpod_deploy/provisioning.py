@@ -32,6 +32,7 @@ from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
 
 from .pod_pointers import PodPointer
+from .provider_locators import LOCATOR_KEY
 from .run_state import PodClaim, RunContext, RunProgress
 from .run_types import PhaseFailed, RunRequest
 
@@ -279,7 +280,7 @@ def pointer_locator(run: RunContext) -> dict[str, Any]:
         "pod_name": run.job.run_id,
         "run_pointer": str(run.pointers.run.path),
         "config_state_file": str(run.pointers.config.path),
-        **run.backend.locator,
+        LOCATOR_KEY: dict(run.backend.locator),
     }
 
 

@@ -24,7 +24,10 @@ the PodClaim (the pod held) and the RunRecord (what the phases produced).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import posixpath
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,15 +37,17 @@ from pegboard.domain.gpujob.records import DeployMetadata
 
 from .dry_run import dry_run
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from .job_loading import load_job
+from .job_loading import LoadedJob, load_job
 from .lifecycle_action import finish
 from .on_pod import run_on_pod
-from .phases import secret_payload
+from .phases import Redactor, secret_payload
+from .pod_pointers import run_pointer_path, state_dir
+from .provider_locators import config_locator, pinned_host_keys_path
 from .provisioning import provision
 from .run_manifest import write_manifest
 from .run_recorder import prove_writable
 from .run_state import PodClaim, RunContext, RunProgress, RunRecord
-from .run_types import PhaseFailed, RunDeps, RunRequest, RunResult
+from .run_types import Backend, PhaseFailed, RunDeps, RunRequest, RunResult
 
 logger = logging.getLogger(__name__)
 
@@ -61,14 +66,77 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
         max_runtime_minutes=request.max_runtime_minutes,
     )
     # An unusable provider is a usage error (exit 2) before anything starts.
-    backend = None if request.offline else deps.backend_for(str(loaded.spec.pod.provider))
+    backend = None if request.offline else _backend(request, deps, loaded)
     if request.print_run_dir:
         deps.result_line(f"RUN_DIR={loaded.job.run_dir}")
     logger.info("%s", loaded.budget.summary())
-    run = RunContext.start(
-        request, deps, document=loaded.document, spec=loaded.spec, job=loaded.job, backend=backend
+    try:
+        run = RunContext.start(
+            request,
+            deps,
+            document=loaded.document,
+            spec=loaded.spec,
+            job=loaded.job,
+            backend=backend,
+        )
+        with masked_logging(run.redact):
+            return _execute(run)
+    finally:
+        if backend is not None:
+            _close(backend)
+
+
+def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
+    """The config's provider, reached where its config says (the ssh host, keys, and this
+    run's pinned host key file beside its pointer)."""
+    provider = str(loaded.spec.pod.provider)
+    if deps.backend_at is None:
+        return deps.backend_for(provider)
+    run_pointer = run_pointer_path(state_dir(deps.home), posixpath.basename(loaded.job.run_dir))
+    locator = config_locator(
+        loaded.spec,
+        home=deps.home,
+        pinned_host_keys=pinned_host_keys_path(run_pointer),
+        ready_timeout_sec=request.ssh_ready_timeout_sec or loaded.spec.budget.ssh_ready_timeout_sec,
     )
-    return _execute(run)
+    return deps.backend_at(provider, locator)
+
+
+class _MaskSecrets(logging.Filter):
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._redact:
+            message = record.getMessage()
+            masked = self._redact(message)
+            if masked != message:
+                record.msg, record.args = masked, None
+        return True
+
+
+@contextlib.contextmanager
+def masked_logging(redact: Redactor) -> Iterator[None]:
+    """Every message any logger prints during the run has its secret values masked (a filter
+    on the root logger's handlers, where every record ends up)."""
+    handlers = list(logging.getLogger().handlers)
+    mask = _MaskSecrets(redact)
+    for handler in handlers:
+        handler.addFilter(mask)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(mask)
+
+
+def _close(backend: Backend) -> None:
+    """The backend's connection, after the lifecycle action and the manifest, on every path."""
+    try:
+        backend.close()
+    except Exception as exc:  # closing a broken connection: nothing is left to do
+        logger.debug("closing the %s backend: %s", backend.cloud.provider, exc)
 
 
 def _execute(run: RunContext) -> RunResult:

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,19 @@ def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
         raise
 
 
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace `path` with `data` through a temp file beside it and a rename."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def prove_writable(path: Path) -> None:
     """Raise OSError unless a file with a name as long as this one can be created beside it.
 
@@ -57,12 +71,20 @@ def prove_writable(path: Path) -> None:
     raise FileExistsError(f"cannot find a free probe name beside {path}")
 
 
-class RunRecorder:
-    """The files in one run directory."""
+def _unmasked(value: Any) -> Any:
+    return value
 
-    def __init__(self, run_dir: Path, clock: Clock) -> None:
+
+class RunRecorder:
+    """The files in one run directory. `mask` is applied to everything written (secret values
+    become ***: events, metrics, snapshots, the manifest)."""
+
+    def __init__(
+        self, run_dir: Path, clock: Clock, *, mask: Callable[[Any], Any] = _unmasked
+    ) -> None:
         self.run_dir = run_dir
         self._clock = clock
+        self._mask = mask
         self.files: list[str] = []  # basenames of the telemetry files written, in order
 
     def _touch(self, name: str) -> Path:
@@ -76,24 +98,25 @@ class RunRecorder:
         try:
             path = self._touch(EVENTS_NAME)
             with path.open("a") as handle:
-                handle.write(json.dumps(event_row(event, ts=self._clock.now(), **fields)) + "\n")
+                row = self._mask(event_row(event, ts=self._clock.now(), **fields))
+                handle.write(json.dumps(row) + "\n")
         except OSError as exc:
             logger.warning("[records] could not write event %s: %s", event, exc)
 
     def metrics(self, row: dict[str, Any]) -> None:
         try:
             with self._touch(METRICS_NAME).open("a") as handle:
-                handle.write(json.dumps(row) + "\n")
+                handle.write(json.dumps(self._mask(row)) + "\n")
         except OSError as exc:
             logger.warning("[records] could not write metrics: %s", exc)
 
     def snapshot(self, name: str, content: str) -> None:
         try:
-            self._touch(name).write_text(content)
+            self._touch(name).write_text(self._mask(content))
         except OSError as exc:
             logger.warning("[records] could not write %s: %s", name, exc)
 
     def manifest(self, data: dict[str, Any]) -> Path:
         path = self.run_dir / MANIFEST_NAME
-        write_json_atomic(path, data)
+        write_json_atomic(path, self._mask(data))
         return path

@@ -77,18 +77,19 @@ class RunContext:
         backend: Backend | None,
     ) -> RunContext:
         run_stamp = posixpath.basename(job.run_dir)
+        redact = Redactor()
         return cls(
             request=request,
             deps=deps,
             document=document,
             spec=spec,
             job=job,
-            recorder=RunRecorder(Path(job.run_dir), deps.clock),
+            recorder=RunRecorder(Path(job.run_dir), deps.clock, mask=redact.mask_record),
             pointers=RunPointers(
                 config=PodPointer(Path(job.state_file)),
                 run=PodPointer(run_pointer_path(state_dir(deps.home), run_stamp)),
             ),
-            redact=Redactor(),
+            redact=redact,
             backend=backend,
             started=deps.clock.monotonic(),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -59,6 +60,10 @@ class RunResult:
     failure_reason: str | None = None
 
 
+def _nothing_to_close() -> None:
+    return None
+
+
 @attrs.frozen
 class Backend:
     """One provider: its GpuCloud and how to reach a pod's shell and files."""
@@ -66,12 +71,19 @@ class Backend:
     cloud: GpuCloud
     open_shell: Callable[[PodStatus], RemoteShell]
     open_sync: Callable[[PodStatus], FileSync]
-    # Recorded in every pod pointer: what else cleanup needs to reach this backend's pods
-    # (the local provider's pods root), so a later process with other settings finds them.
-    locator: Mapping[str, str] = attrs.field(factory=dict)
+    # Recorded in every pod pointer (its `locator`): what a later process needs to reach this
+    # backend's pods with other settings or no config at all (the local provider's pods root;
+    # the ssh provider's host, port, user, key and pinned host key file). JSON values only.
+    locator: Mapping[str, Any] = attrs.field(factory=dict)
+    # Releases what the backend holds (the ssh provider's one connection); the run calls it
+    # once at its very end, on every path. The pod's shells must not close what they share.
+    close: Callable[[], None] = _nothing_to_close
 
 
 BackendFor = Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable
+# provider name + a locator (from the config for `run`, from a pod pointer for the commands
+# after it) -> the Backend that reaches that provider's pods there; UsageError if unavailable.
+BackendAt = Callable[[str, Mapping[str, Any]], Backend]
 
 
 READY_POLL = Backoff(first_delay=0.5, factor=2.0, max_delay=5.0)
@@ -112,3 +124,6 @@ class RunDeps:
     read_local_file: Callable[[str], bytes]
     tool_output: Callable[[bytes], None] | None = None  # setup/preflight output (stderr)
     timing: Timing = attrs.field(factory=Timing)
+    # The backend for the config's provider at the config's locator (ssh host, keys, pinned
+    # host key file); None: backend_for(provider), which needs no settings (fakes, local).
+    backend_at: BackendAt | None = None

@@ -96,8 +96,9 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
             if field.default is attrs.NOTHING:
                 found.append(((name,), "required key missing"))
             continue
+        raw = _with_ssh_pod_defaults(data[name]) if name == "pod" else data[name]
         try:
-            kwargs[name] = _CONVERTER.structure(data[name], field.type or Any)
+            kwargs[name] = _CONVERTER.structure(raw, field.type or Any)
         except Exception as exc:  # every structuring failure becomes problems, never a crash
             found.extend(_problems_from(exc, (name,)))
             continue
@@ -106,6 +107,21 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
     if found:
         raise config_error(document, found)
     return JobSpec(**kwargs)
+
+
+# `pod.provider: ssh` runs on the machine `ssh.host` names: nothing to pick an image, a
+# datacenter or a GPU type from, so these keys are optional there (recorded when given).
+SSH_POD_DEFAULTS: Mapping[str, Any] = {
+    "image": "ssh-host",
+    "datacenters": ["ssh-host"],
+    "gpu_order": ["SSH-HOST"],
+}
+
+
+def _with_ssh_pod_defaults(raw: Any) -> Any:
+    if not isinstance(raw, Mapping) or raw.get("provider") != Provider.SSH.value:
+        return raw
+    return {**SSH_POD_DEFAULTS, **raw}
 
 
 # --- scalar hooks ---------------------------------------------------------------------------

@@ -242,7 +242,8 @@ def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) ->
     config_pointer = h.pointer()
     assert config_pointer is not None
     for pointer in (run_pointer, config_pointer):
-        assert pointer["pods_root"] == "/somewhere" and pointer["lifecycle_action"] == "stop"
+        assert pointer["locator"] == {"pods_root": "/somewhere"}
+        assert pointer["lifecycle_action"] == "stop"
 
 
 def test_the_084_single_state_file_is_still_read(tmp_path: Path) -> None:

@@ -67,3 +67,22 @@ def test_host_is_refused_for_a_provider_that_finds_its_own_pod() -> None:
 def test_bad_ssh_values_name_the_key(ssh: dict[str, object], expected: str) -> None:
     found = problems(pod={**POD, "provider": "ssh"}, ssh=ssh)
     assert any(message.startswith(expected) for message in found), found
+
+
+def test_ssh_provider_needs_no_image_datacenters_or_gpu_order() -> None:
+    spec = spec_from(with_sections(pod={"provider": "ssh"}, ssh={"host": "gpu1.lab"}))
+    assert spec.pod.provider is Provider.SSH
+    assert spec.pod.image and spec.pod.datacenters and spec.pod.gpu_order  # recorded stand-ins
+
+
+def test_given_image_and_gpus_are_kept_for_the_ssh_provider() -> None:
+    spec = spec_from(with_sections(pod={**POD, "provider": "ssh"}, ssh={"host": "gpu1.lab"}))
+    assert (spec.pod.image, spec.pod.datacenters, spec.pod.gpu_order) == ("i", ("LAB",), ("A100",))
+
+
+def test_the_runpod_provider_still_needs_image_datacenters_and_gpu_order() -> None:
+    assert problems(pod={"provider": "runpod"}) == [
+        "pod.image: required key missing",
+        "pod.datacenters: required key missing",
+        "pod.gpu_order: required key missing",
+    ]

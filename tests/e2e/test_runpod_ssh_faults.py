@@ -20,8 +20,6 @@ from helpers.ssh_deploy import SshDeploy, one_failure_line, release_command
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, free_port
 
-
-
 # The job writes its pid where the test can find it (the "host" is this machine), says it has
 # started, then becomes a long sleep with that same pid: killing it kills the whole script.
 LONG_JOB = 'echo $$ > "{volume_mount}/job.pid"\necho started\nexec sleep 300\n'

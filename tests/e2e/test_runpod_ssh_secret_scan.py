@@ -19,11 +19,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from helpers.ssh_deploy import SshDeploy
 from helpers.sshd import SshClientKey, StartSshd
-
 
 
 class CmdlineSampler:

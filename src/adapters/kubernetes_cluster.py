@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.cluster import (
@@ -130,8 +130,11 @@ class KubernetesCluster:
         log_read_timeout: float = 600.0,
         pool_maxsize: int = POOL_MAXSIZE,
         monotonic: Callable[[], float] = time.monotonic,
+        on_call: Callable[[str, float, str], None] | None = None,
     ) -> None:
         self._context = context
+        # `-v`: told (what, seconds, outcome) after every request (pegboard.app.shared.call_trace)
+        self._on_call = on_call
         self._env = dict(os.environ if env is None else env)
         self._home = home if home is not None else Path.home()
         self._service_account_dir = service_account_dir
@@ -197,6 +200,30 @@ class KubernetesCluster:
     # ------------------------------------------------------------------ HTTP plumbing
 
     def _open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: builtins.list[tuple[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """_send, reported to `on_call` with its duration (to the response's headers)."""
+        if self._on_call is None:
+            return self._send(method, path, query=query, **kwargs)
+        what = f"{method} {path}" + (f"?{urlencode(query)}" if query else "")
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            response = self._send(method, path, query=query, **kwargs)
+            outcome = str(response.status)
+            return response
+        except PortError as exc:
+            outcome = str(exc.status) if exc.status else type(exc).__name__
+            raise
+        finally:
+            self._on_call(what, time.perf_counter() - started, outcome)
+
+    def _send(
         self,
         method: str,
         path: str,

@@ -92,6 +92,6 @@ def test_stdout_is_only_yaml_and_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_version_and_help(tmp_path: Path) -> None:
-    assert run(tmp_path, "--version").stdout.startswith("squarepeg, version ")
+    assert run(tmp_path, "--version").stdout.startswith("squarepeg 0.")
     help_result = run(tmp_path, "--help")
     assert help_result.returncode == 0 and "run" in help_result.stdout

@@ -2,16 +2,22 @@
 
 Expected failures print one line per problem, `<prog>: <message>`, on stderr and never a
 traceback; an exception that is not one of pegboard's own is a bug and propagates (traceback).
+A stdout that refuses the output (`> /dev/full`) is one line; a reader that went away (`| head`)
+is silent; a closed stderr (`2>&-`) loses the messages, never the exit code.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple, NoReturn
 
 import click
+
+from pegboard.app.shared import call_trace
+from pegboard.app.shared.output import error_line
 
 
 class ErrorExitCodes(NamedTuple):
@@ -22,6 +28,10 @@ class ErrorExitCodes(NamedTuple):
     usage: int  # UsageError, ConfigError, a click usage error
     interrupted: int  # Interrupted, Ctrl-C (click.Abort, KeyboardInterrupt)
     failure: int  # any other PegboardError (RunnerError, PortError, ...)
+    # stdout refused the output (`> /dev/full`): one line; None: `failure`
+    stdout_refused: int | None = None
+    # stdout's reader went away (`| head`): silent; None: `failure`
+    stdout_closed: int | None = None
 
 
 def run_group(
@@ -38,43 +48,144 @@ def run_group(
     `obj` becomes the click context's object: a composition root handed in (tests), or None.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    call_trace.disable()  # -v turns it on for this invocation only (tests call main() repeatedly)
+    watched = _WatchedStdout(sys.stdout) if sys.stdout is not None else None
+    if watched is not None:
+        sys.stdout = watched
+    try:
+        return _run_group(group, prog, args, codes, obj, watched)
+    finally:
+        if watched is not None and sys.stdout is watched:
+            sys.stdout = watched.stream
+
+
+def _run_group(
+    group: click.Group,
+    prog: str,
+    args: list[str],
+    codes: ErrorExitCodes,
+    obj: Any,
+    watched: _WatchedStdout | None,
+) -> int:
     try:
         result = group.main(args=args, prog_name=prog, standalone_mode=False, obj=obj)
+        code = result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
-        return exc.exit_code
+        code = exc.exit_code
     except click.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # the command alone prints its help, as click does
         else:
             where = exc.ctx.command_path if exc.ctx is not None else prog
-            sys.stderr.write(f"{prog}: {exc.format_message()} (see '{where} --help')\n")
-        return codes.usage
+            write_stderr(error_line(prog, f"{exc.format_message()} (see '{where} --help')"))
+        code = codes.usage
     except click.ClickException as exc:
-        sys.stderr.write(f"{prog}: {exc.format_message()}\n")
-        return exc.exit_code
+        write_stderr(error_line(prog, exc.format_message()))
+        code = exc.exit_code
     except (click.Abort, KeyboardInterrupt):
-        sys.stderr.write(f"{prog}: interrupted\n")
-        return codes.interrupted
+        write_stderr(error_line(prog, "interrupted"))
+        code = codes.interrupted
     except Exception as exc:
-        code = exit_code_for(exc, codes)
-        if code is None:
+        if watched is not None and watched.refused is not None:
+            return _report_stdout_refusal(prog, watched.refused, codes)
+        mapped = exit_code_for(exc, codes)
+        if mapped is None:
             raise
         report_error(prog, exc)
-        return code
-    finally:
-        _flush_quietly()
-    return result if isinstance(result, int) else 0
+        code = mapped
+    refused = _flush_stdout()
+    if refused is None and watched is not None:
+        refused = watched.refused  # a command that caught its own failed write and went on
+    if refused is not None and code == 0:
+        return _report_stdout_refusal(prog, refused, codes)
+    _flush_quietly()
+    return code
+
+
+def write_stderr(text: str) -> None:
+    """Write the tool's own message to stderr; a closed or broken stderr drops it silently."""
+    try:
+        stream = sys.stderr
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # `2>&-` (None), a closed pipe, a full disk
+        pass
+
+
+class _WatchedStdout:
+    """sys.stdout for the length of one command, remembering the error a write or flush hit:
+    an OSError out of click's help, a command's result or a library is then known to be
+    stdout's refusal (one line), not a bug (a traceback). Everything else is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.refused: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.stream.write(text))
+        except OSError as exc:
+            self.refused = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            self.refused = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _flush_stdout() -> OSError | None:
+    """Flush stdout; the OSError it refused with (a closed stdout counts as EBADF), or None."""
+    stream = sys.stdout
+    if stream is None:
+        return None  # nothing was written anywhere; nothing is lost that was asked for
+    try:
+        stream.flush()
+    except OSError as exc:
+        return exc
+    except ValueError:  # closed file object
+        return OSError(errno.EBADF, "stdout is closed")
+    return None
+
+
+def _report_stdout_refusal(prog: str, refused: OSError, codes: ErrorExitCodes) -> int:
+    """Silent for a reader that went away (`| head`); one line otherwise."""
+    _discard_stdout()
+    if isinstance(refused, BrokenPipeError) or refused.errno == errno.EPIPE:
+        return codes.failure if codes.stdout_closed is None else codes.stdout_closed
+    reason = refused.strerror or str(refused)
+    write_stderr(error_line(prog, f"could not write to stdout ({reason})"))
+    return codes.failure if codes.stdout_refused is None else codes.stdout_refused
+
+
+def _discard_stdout() -> None:
+    """Point fd 1 at /dev/null, so the unwritten buffer does not fail again at exit (only when
+    stdout is the process's real fd 1: an in-process test's sink is left alone)."""
+    try:
+        if sys.stdout is None or sys.stdout.fileno() != 1:
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no fileno (a StringIO), a closed stream
+        pass
 
 
 def report_error(prog: str, error: BaseException) -> None:
     """One line per problem: a config with five mistakes shows five lines."""
     problems: Sequence[Any] = getattr(error, "problems", ())
     if len(problems) > 1:
-        sys.stderr.write(f"{prog}: {len(problems)} problems in the configuration:\n")
-        for problem in problems:
-            sys.stderr.write(f"  {problem}\n")
+        lines = [f"  {problem}\n" for problem in problems]
+        write_stderr(
+            error_line(prog, f"{len(problems)} problems in the configuration:") + "".join(lines)
+        )
     else:
-        sys.stderr.write(f"{prog}: {error}\n")
+        write_stderr(error_line(prog, str(error)))
 
 
 def exit_code_for(error: BaseException, codes: ErrorExitCodes) -> int | None:

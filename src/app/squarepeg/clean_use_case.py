@@ -1,7 +1,8 @@
 """The `squarepeg clean` use case: the orphan sweep on demand (no run to exclude, no
 `orphan_sweep` switch).
 
-`dry_run` prints an aligned `kind/name  category  detail` table on stdout and deletes nothing.
+`dry_run` lists what would be deleted on stdout (`output`: an aligned RESOURCE/CATEGORY/DETAIL
+table, or JSON/YAML with every field) and deletes nothing.
 RunnerError (125) when the list or any delete failed, 0 otherwise ("nothing to clean" included).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from pegboard.domain.errors import PortError, RunnerError, UsageError
 from pegboard.domain.squarepeg.labels import sanitize_label_value
@@ -19,14 +20,29 @@ if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams
 
 
-def orphan_table(decisions: Sequence[SweepDecision]) -> str:
-    """`kind/name  category  detail` rows, columns aligned, one line each."""
-    rows = [(d.ref, d.category.value, d.detail) for d in decisions]
-    widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    return "".join(
-        f"{ref.ljust(widths[0])}  {category.ljust(widths[1])}  {detail}\n"
-        for ref, category, detail in rows
-    )
+ORPHAN_COLUMNS = ("resource", "category", "detail")
+
+
+def orphan_rows(decisions: Sequence[SweepDecision]) -> list[dict[str, Any]]:
+    """One row per resource: the table's columns, and the fields JSON/YAML add."""
+    return [
+        {
+            "resource": d.ref,
+            "kind": d.kind.value,
+            "name": d.name,
+            "category": d.category.value,
+            "age_seconds": round(d.age_seconds),
+            "detail": d.detail,
+        }
+        for d in decisions
+    ]
+
+
+def orphan_table(decisions: Sequence[SweepDecision], output: str = "table") -> str:
+    """What `clean --dry-run` prints on stdout, in the chosen output format."""
+    from pegboard.app.shared.output import render
+
+    return render(orphan_rows(decisions), output, columns=ORPHAN_COLUMNS)
 
 
 def execute_clean(
@@ -39,12 +55,13 @@ def execute_clean(
     context: str | None = None,
     quiet: bool = False,
     no_color: bool = False,
+    output: str = "table",
     config_paths: Sequence[str] = (),
     no_default_config: bool = False,
     profile: str | None = None,
 ) -> int:
     from pegboard.app.squarepeg.config_loading import load_config
-    from pegboard.app.squarepeg.status import StatusUI
+    from pegboard.app.squarepeg.status import StatusUI, write_stdout_text
     from pegboard.app.squarepeg.sweep import delete_orphans, find_orphans
 
     if min_age is not None and min_age < 0:
@@ -85,12 +102,14 @@ def execute_clean(
             f"(clean needs list on pods and jobs in {ns!r})"
         ) from None
     if not decisions:
+        if dry_run and output != "table":  # a script reading JSON/YAML gets an empty list
+            return write_stdout_text(seams.stdout, orphan_table(decisions, output), seams.stderr)
         ui.success(f"nothing to clean in namespace {ns!r}")
         return 0
     if dry_run:
-        stdout: TextIO = seams.stdout
-        stdout.write(orphan_table(decisions))
-        stdout.flush()
+        code = write_stdout_text(seams.stdout, orphan_table(decisions, output), seams.stderr)
+        if code:
+            return code
         ui.step(f"would delete {len(decisions)} orphaned resource(s) in namespace {ns!r}")
         return 0
 

@@ -105,8 +105,11 @@ def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home:
 def build_kubernetes_cluster(*, context: str | None = None, lenient_tls: bool = False) -> Cluster:
     """The real Cluster adapter (imports kubernetes, ~0.5 s: only commands that need it)."""
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+    from pegboard.app.shared import call_trace
 
-    return KubernetesCluster(context=context, lenient_tls=lenient_tls)
+    return KubernetesCluster(
+        context=context, lenient_tls=lenient_tls, on_call=call_trace.observer()
+    )
 
 
 def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any, *, token: str | None = None) -> None:

@@ -57,10 +57,37 @@ def test_clean_dry_run_prints_an_aligned_table_and_deletes_nothing(
     assert execute_clean(c.seams(), c.cluster_ports(), dry_run=True, no_default_config=True) == 0
     lines = out.getvalue().splitlines()
     assert lines == [
+        "RESOURCE             CATEGORY  DETAIL",
         "pod/a-long-pod-name  finished  succeeded 11m38s ago",
         "pod/short            finished  succeeded 11m38s ago",
     ]
     assert "would delete 2" in err.getvalue()
+    assert cluster.deletions == []
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_clean_dry_run_lists_as_json_or_yaml(
+    cluster: FakeCluster, container: tuple[Container, io.StringIO, io.StringIO], output: str
+) -> None:
+    import yaml  # JSON is YAML: one parser reads both
+
+    leftover(cluster, "short")
+    cluster.advance(700)
+    c, out, _ = container
+    code = execute_clean(
+        c.seams(), c.cluster_ports(), dry_run=True, no_default_config=True, output=output
+    )
+    assert code == 0
+    assert yaml.safe_load(out.getvalue()) == [
+        {
+            "resource": "pod/short",
+            "kind": "Pod",
+            "name": "short",
+            "category": "finished",
+            "age_seconds": 698,
+            "detail": "succeeded 11m38s ago",
+        }
+    ]
     assert cluster.deletions == []
 
 

@@ -20,9 +20,46 @@ from pegboard.domain.errors import (
 )
 
 
-def test_version(tmp_path: Path) -> None:
+def test_version_names_the_compatible_release(tmp_path: Path) -> None:
     result = run_cli(["--version"], home=tmp_path)
-    assert (result.code, result.stdout) == (0, f"squarepeg, version {__version__}\n")
+    assert (result.code, result.stdout) == (
+        0,
+        f"squarepeg {__version__} (pegboard, compatible with squarepeg 0.4.1)\n",
+    )
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["clean", "-h"], ["config", "-h"], ["run", "-h"]])
+def test_dash_h_is_help(tmp_path: Path, argv: list[str]) -> None:
+    result = run_cli(argv, home=tmp_path)
+    assert result.code == 0 and result.stdout.startswith("Usage: squarepeg")
+
+
+def test_run_dash_h_with_a_value_is_still_the_hostname(tmp_path: Path) -> None:
+    result = run_cli(["run", "--dry-run", "-h", "box", "alpine"], home=tmp_path)
+    assert result.code == 0 and "hostname: box" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "typed", "closest"),
+    [
+        (["run", "--cpu", "1", "alpine", "echo"], "--cpu", "--cpus"),
+        (["run", "--namepsace", "x", "alpine"], "--namepsace", "--namespace"),
+        (["run", "--dry-run", "--lable=a=b", "alpine"], "--lable", "--label"),
+    ],
+)
+def test_a_mistyped_option_before_image_suggests_the_closest(
+    tmp_path: Path, argv: list[str], typed: str, closest: str
+) -> None:
+    result = run_cli(argv, home=tmp_path)
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1
+    assert f"No such option '{typed}'" in result.stderr and f"'{closest}'" in result.stderr
+    assert "looks like a flag" not in result.stderr
+
+
+def test_dash_q_is_quiet(tmp_path: Path) -> None:
+    result = run_cli(["run", "-q", "--dry-run", "alpine"], home=tmp_path)
+    assert result.code == 0 and result.stderr == ""
 
 
 def test_help_lists_commands_without_importing_them(tmp_path: Path) -> None:

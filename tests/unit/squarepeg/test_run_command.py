@@ -165,7 +165,7 @@ def test_kubeconfig_reader_failure_degrades_gracefully(tmp_path: Path) -> None:
         (["--dry-run-server", "alpine"], "mutually exclusive"),
         (["--mode", "cron", "alpine"], "--mode"),
         (["--timeout", "soon", "alpine"], "--timeout"),
-        (["--foo", "alpine"], "looks like a flag"),
+        (["--foo", "alpine"], "No such option '--foo'"),
         ([], "Missing argument"),
         (["--pull", "sometimes", "alpine"], "--pull"),
         (["--config", "/nonexistent.yaml", "alpine"], "no such file"),

@@ -13,10 +13,18 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pegboard import __version__
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
+from pegboard.app.shared.cli.version import version_option
 from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
-from pegboard.domain.squarepeg.exit_codes import INTERRUPTED, RUNNER_FAILED, USAGE_ERROR
+from pegboard.domain.squarepeg.exit_codes import (
+    INTERRUPTED,
+    OUTPUT_INCOMPLETE,
+    RUNNER_FAILED,
+    STDOUT_CLOSED,
+    USAGE_ERROR,
+)
 
 if TYPE_CHECKING:
     from ..container import Container
@@ -40,23 +48,38 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "pegboard.app.squarepeg.cli.config_command:config",
         "Print the merged configuration and the files it came from.",
     ),
+    "rm": (
+        "pegboard.app.squarepeg.cli.rm_command:rm",
+        "Delete squarepeg Pods or Jobs by name, kept ones included.",
+    ),
+    "completion": (
+        "pegboard.app.squarepeg.cli.completion_command:completion",
+        "Print the shell completion script (bash, zsh or fish).",
+    ),
 }
 
 
-@click.group(
-    cls=LazyGroup,
-    lazy_commands=SUBCOMMANDS,
-    context_settings={"help_option_names": ["--help"]},
+@examples(
+    "squarepeg run alpine echo hello",
+    "squarepeg run --dry-run -n team --cpus 0.5 python:3.12 python -c 'print(1)'",
+    "squarepeg clean --dry-run",
+    "squarepeg run --help",
 )
-@click.version_option(
-    __version__, "--version", prog_name="squarepeg", message="%(prog)s, version %(version)s"
-)
+@click.group(cls=LazyGroup, lazy_commands=SUBCOMMANDS, context_settings=CONTEXT_SETTINGS)
+@version_option("squarepeg", compatible_with="squarepeg 0.4.1")
 def squarepeg() -> None:
     """Run a docker-run-style command as a Kubernetes Pod or Job, streaming its output."""
 
 
 # RunnerError, PortError and any other error of ours means the runner failed: 125, like docker.
-EXIT_CODES = ErrorExitCodes(usage=USAGE_ERROR, interrupted=INTERRUPTED, failure=RUNNER_FAILED)
+# stdout refusing the output of any command is the run's "output incomplete" (122).
+EXIT_CODES = ErrorExitCodes(
+    usage=USAGE_ERROR,
+    interrupted=INTERRUPTED,
+    failure=RUNNER_FAILED,
+    stdout_refused=OUTPUT_INCOMPLETE,
+    stdout_closed=STDOUT_CLOSED,
+)
 
 
 def main(argv: Sequence[str] | None = None, *, container: Container | None = None) -> None:

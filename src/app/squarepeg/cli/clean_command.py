@@ -1,23 +1,32 @@
 """`squarepeg clean`: the orphan sweep on demand (no run to exclude, no `orphan_sweep` switch).
 
-`--dry-run` prints an aligned `kind/name  category  detail` table on stdout and deletes nothing.
+`--dry-run` lists what would be deleted on stdout (`-o table|json|yaml`) and deletes nothing.
 Exit 125 when the list or any delete failed, 0 otherwise ("nothing to clean" included).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import (
+    CONTEXT_SETTINGS,
+    output_option,
+    quiet_option,
+    verbose_option,
+)
 from pegboard.app.squarepeg.clean_use_case import execute_clean
 from pegboard.app.squarepeg.cli.options import composition_root, config_layer_options
 
-if TYPE_CHECKING:
-    pass
 
-
-@click.command("clean", context_settings={"help_option_names": ["--help"]})
+@examples(
+    "squarepeg clean --dry-run",
+    "squarepeg clean --dry-run -o json -n team",
+    "squarepeg clean --min-age 0 -v",
+)
+@click.command("clean", context_settings=CONTEXT_SETTINGS)
 @click.option(
     "--dry-run", is_flag=True, help="List what would be deleted (stdout); delete nothing."
 )
@@ -29,11 +38,13 @@ if TYPE_CHECKING:
 )
 @click.option("-n", "--namespace", metavar="NS", help="Namespace to clean.")
 @click.option("--context", metavar="CTX", help="kubeconfig context.")
-@click.option("--quiet", is_flag=True, help="Only errors on stderr.")
+@quiet_option()
+@verbose_option()
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
+@output_option
 @config_layer_options
 @click.pass_context
-def clean(ctx: click.Context, /, **params: Any) -> int:
+def clean(ctx: click.Context, /, verbose: bool, **params: Any) -> int:
     """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
     container = composition_root(ctx)
     return execute_clean(container.seams(), container.cluster_ports(), **params)

@@ -12,11 +12,18 @@ from typing import Any
 
 import click
 
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
 from pegboard.app.squarepeg.cli.options import client_side_seams, config_layer_options
 from pegboard.app.squarepeg.config_show import show_config
 
 
-@click.group("config", invoke_without_command=True)
+@examples(
+    "squarepeg config",
+    "squarepeg config --profile gpu show",
+    "squarepeg config show --config ./team.yaml --no-default-config",
+)
+@click.group("config", invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
 @config_layer_options
 @click.pass_context
 def config(
@@ -42,7 +49,11 @@ def config(
     return None
 
 
-@config.command("show")
+@examples(
+    "squarepeg config show",
+    "squarepeg config show --profile gpu > merged.yaml",
+)
+@config.command("show", context_settings=CONTEXT_SETTINGS)
 @config_layer_options
 @click.pass_context
 def show(

@@ -2,6 +2,9 @@
 
 Everything after IMAGE is the container's command, untouched (docker semantics), including
 tokens that look like squarepeg flags; a note on stderr points out the likely mistake.
+An unknown option before IMAGE is a usage error naming the closest real option (click's own
+"No such option: --namepsace Did you mean --namespace?"), never taken for the image.
+`-h` is `--hostname` (docker's); `squarepeg run -h` with nothing after it shows the help.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from typing import Any
 
 import click
 
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS, quiet_option, verbose_option
 from pegboard.app.squarepeg.cli.options import (
     client_side_seams,
     composition_root,
@@ -28,7 +33,52 @@ class _RunCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["squarepeg.raw_args"] = list(args)
-        return super().parse_args(ctx, args)
+        if args and args[-1] == "-h" and _before_image(self, args[:-1]):
+            # `-h` is --hostname (docker's), but `run -h` with no value can only mean help.
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        rest = super().parse_args(ctx, args)
+        image = ctx.params.get("image")
+        if isinstance(image, str) and image.startswith("-") and image != "-":
+            # ignore_unknown_options let an unknown option through as IMAGE: say what it is.
+            name = image.split("=", 1)[0]
+            raise click.NoSuchOption(name, possibilities=_close_options(self, name), ctx=ctx)
+        return rest
+
+
+def _visible_options(command: click.Command) -> list[str]:
+    return [
+        name
+        for param in command.params
+        if isinstance(param, click.Option) and not param.hidden
+        for name in (*param.opts, *param.secondary_opts)
+    ]
+
+
+def _close_options(command: click.Command, name: str) -> list[str]:
+    """The run options closest to a mistyped one (`--namepsace` -> `--namespace`)."""
+    import difflib
+
+    return difflib.get_close_matches(name, _visible_options(command), n=3, cutoff=0.6)
+
+
+def _before_image(command: click.Command, args: Sequence[str]) -> bool:
+    """True when every token is an option of `run` (or its value): no IMAGE was given yet."""
+    takes_value = {
+        name
+        for param in command.params
+        if isinstance(param, click.Option) and not param.is_flag
+        for name in param.opts
+    }
+    expecting_value = False
+    for token in args:
+        if expecting_value:
+            expecting_value = False
+        elif token.startswith("-") and token != "-":
+            expecting_value = token in takes_value
+        else:
+            return False
+    return True
 
 
 def _rejected_param(index: int) -> str:
@@ -85,14 +135,21 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
     return tuple(files)
 
 
+@examples(
+    "squarepeg run alpine echo hello",
+    "squarepeg run -e NAME=world alpine sh -c 'echo hello $NAME'",
+    "squarepeg run --cpus 0.5 -m 512m -n team python:3.12 python -c 'print(1)'",
+    "squarepeg run --mode job --keep busybox false   # then: squarepeg rm NAME",
+    "squarepeg run --dry-run alpine echo hi > pod.yaml",
+)
 @_add_rejected_flags
 @click.command(
     "run",
     cls=_RunCommand,
     context_settings={
+        **CONTEXT_SETTINGS,  # `-h` is --hostname here, so click keeps only --help
         "ignore_unknown_options": True,
         "allow_interspersed_args": False,
-        "help_option_names": ["--help"],
     },
 )
 @click.option(
@@ -160,14 +217,15 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
     help="Submit as a server-side dry run and print the apiserver's answer.",
 )
 @click.option("--timeout", type=int, metavar="SECONDS", help="Startup timeout (default 300).")
-@click.option("--quiet", is_flag=True, help="Only errors on stderr.")
+@quiet_option()
+@verbose_option(short=False)  # -v is --volume (docker's)
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")
 @click.option("--container-name", metavar="NAME", help="Container name (default main).")
 @config_layer_options
 @click.argument("image")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, /, **params: Any) -> int:  # fmt: skip
+def run(ctx: click.Context, /, verbose: bool, **params: Any) -> int:  # fmt: skip
     """Run IMAGE [COMMAND]... as a Kubernetes Pod or Job, like `docker run`."""
     _check_rejected(ctx, params)
     # Every other parameter is named as its RunRequest field; only --env-file is read first.

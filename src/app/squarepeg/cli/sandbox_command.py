@@ -6,12 +6,19 @@ from pathlib import Path
 
 import click
 
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
 from pegboard.domain.errors import UsageError
 
 from .options import composition_root
 
 
-@click.command(context_settings={"help_option_names": ["--help"]})
+@examples(
+    "squarepeg sandbox --kubeconfig /tmp/sandbox.kubeconfig &",
+    "KUBECONFIG=/tmp/sandbox.kubeconfig squarepeg run alpine echo hello",
+    "squarepeg sandbox --port 6443 --token s3cret --kubeconfig ./kubeconfig",
+)
+@click.command(context_settings=CONTEXT_SETTINGS)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),

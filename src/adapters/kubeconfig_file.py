@@ -31,7 +31,8 @@ def _expand(path: str, home: Path) -> Path:
 
 
 def load_documents(paths: list[Path]) -> list[dict[str, Any]]:
-    """The parsed existing files; ValueError for a file that is not a YAML mapping."""
+    """The parsed existing files; ValueError naming the file (and the line, for bad YAML) for a
+    file that is not a YAML mapping."""
     import yaml  # a few ms; only paid by callers that need kubeconfig
 
     documents = []
@@ -40,11 +41,30 @@ def load_documents(paths: list[Path]) -> list[dict[str, Any]]:
             continue
         # Bounded like every file pegboard reads; kubeconfigs with embedded certificates for
         # many clusters run to megabytes, so the records' limit rather than the configs'.
-        document = yaml.safe_load(read_bounded_text(path, limit=MAX_RECORD_BYTES))
+        text = read_bounded_text(path, limit=MAX_RECORD_BYTES)
+        try:
+            document = yaml.safe_load(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            problem = exc.problem or exc.context or "not valid YAML"
+            raise ValueError(f"{where}: {problem}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: {' '.join(str(exc).split())}") from None
         if not isinstance(document, dict):
             raise ValueError(f"{path}: not a kubeconfig mapping")
         documents.append(document)
     return documents
+
+
+def context_names(documents: list[dict[str, Any]]) -> list[str]:
+    """Every context name the files define, first file first, without repeats."""
+    names: dict[str, None] = {}
+    for document in documents:
+        for entry in document.get("contexts") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                names.setdefault(entry["name"])
+    return list(names)
 
 
 def current_context(documents: list[dict[str, Any]]) -> str | None:

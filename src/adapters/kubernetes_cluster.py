@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.cluster import (
@@ -210,7 +210,7 @@ class KubernetesCluster:
         """_send, reported to `on_call` with its duration (to the response's headers)."""
         if self._on_call is None:
             return self._send(method, path, query=query, **kwargs)
-        what = f"{method} {path}" + (f"?{urlencode(query)}" if query else "")
+        what = f"{method} {path}" + ("?" + "&".join(f"{k}={v}" for k, v in query) if query else "")
         started = time.perf_counter()
         outcome = "error"
         try:

@@ -7,6 +7,7 @@ that echoes a manifest or a token never ends up in a terminal or a log.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pegboard.domain.errors import (
@@ -62,15 +63,24 @@ def error_for_status(status: int, message: str) -> PortError:
     return cls(message, status=status)
 
 
+# urllib3's wording around the reason that matters: `HTTPSConnection(host='h', port=1): ` (2.x)
+# or `<HTTPSConnection object at 0x..>: ` (1.x), then `Failed to establish a new connection: `,
+# then `[Errno 111] Connection refused`. Only the last part means anything to a user.
+_URLLIB3_PREAMBLE = re.compile(r"^(<[^>]*>|\w*Connection(Pool)?\([^)]*\)): ")
+_URLLIB3_WRAPPER = "Failed to establish a new connection: "
+_ERRNO_PREFIX = re.compile(r"^\[Errno -?\d+\] ")
+
+
 def transport_reason(exc: BaseException) -> str:
-    """A one-line reason, without urllib3's `<HTTPConnection object at 0x..>:` preamble."""
+    """A one-line reason a user can act on (`Connection refused`), without urllib3's internals."""
     reason = getattr(exc, "reason", None)  # MaxRetryError wraps the real cause
     if isinstance(reason, BaseException):
         exc = reason
-    text = str(exc)
-    if text.startswith("<") and ">: " in text:
-        text = text.split(">: ", 1)[1]
-    return one_line(text) or type(exc).__name__
+    text = one_line(str(exc))
+    text = _URLLIB3_PREAMBLE.sub("", text)
+    text = text.removeprefix(_URLLIB3_WRAPPER)
+    text = _ERRNO_PREFIX.sub("", text)
+    return text or type(exc).__name__
 
 
 def error_for_transport(exc: BaseException, *, host: str) -> PortError:

@@ -8,7 +8,7 @@ import pytest
 
 from pegboard.adapters.kubeconfig_file import kubeconfig_paths, read_kubeconfig_namespace
 from pegboard.adapters.kubernetes_credentials import resolve_credentials
-from pegboard.domain.errors import RunnerError
+from pegboard.domain.errors import RunnerError, UsageError
 from pegboard.domain.ports.cluster import ClusterTarget
 
 IN_CLUSTER_ENV = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
@@ -82,17 +82,58 @@ def test_tilde_in_kubeconfig_uses_the_given_home(tmp_path: Path) -> None:
     assert credentials.target == ClusterTarget("c", "n")
 
 
+def test_an_unknown_context_is_a_usage_error_listing_the_known_ones(
+    tmp_path: Path, service_account: Path
+) -> None:
+    config = kubeconfig(tmp_path / "config", current="dev", contexts={"dev": None, "prod": None})
+    env = {"KUBECONFIG": str(config), **IN_CLUSTER_ENV}
+    with pytest.raises(UsageError) as caught:
+        resolve_credentials(
+            context="nope", env=env, home=tmp_path, service_account_dir=service_account
+        )
+    assert str(caught.value) == f"--context nope: no such context in {config} (contexts: dev, prod)"
+
+
 def test_explicit_context_that_fails_never_falls_back(
     tmp_path: Path, service_account: Path
 ) -> None:
     config = kubeconfig(tmp_path / "config", current="dev", contexts={"dev": None})
+    text = config.read_text().replace("cluster: dev,", "cluster: gone,")
+    config.write_text(text)
     env = {"KUBECONFIG": str(config), **IN_CLUSTER_ENV}
-    with pytest.raises(RunnerError, match="could not load kubeconfig context 'nope'") as caught:
+    with pytest.raises(RunnerError, match="could not load kubeconfig context 'dev'") as caught:
         resolve_credentials(
-            context="nope", env=env, home=tmp_path, service_account_dir=service_account
+            context="dev", env=env, home=tmp_path, service_account_dir=service_account
         )
     assert "in-cluster" not in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_malformed_kubeconfig_names_its_file_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text("apiVersion: v1\nclusters:\n- name: x\n  cluster: {server: [\n")
+    with pytest.raises(RunnerError) as caught:
+        resolve_credentials(
+            context=None,
+            env={"KUBECONFIG": str(config)},
+            home=tmp_path,
+            service_account_dir=tmp_path / "none",
+        )
+    message = str(caught.value)
+    assert message.startswith(f"bad kubeconfig: {config}:5: ")
+    assert "point KUBECONFIG at another file" in message and "\n" not in message
+
+
+def test_no_kubeconfig_outside_a_cluster_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(RunnerError) as caught:
+        resolve_credentials(
+            context=None, env={}, home=tmp_path, service_account_dir=tmp_path / "none"
+        )
+    message = str(caught.value)
+    assert message.startswith(f"no cluster credentials: no kubeconfig at {tmp_path}/.kube/config")
+    assert "point KUBECONFIG at a kubeconfig file" in message
+    assert "squarepeg sandbox --kubeconfig PATH" in message
+    assert "Service host/port" not in message  # no in-cluster jargon outside a cluster
 
 
 def test_in_cluster_when_there_is_no_kubeconfig(tmp_path: Path, service_account: Path) -> None:
@@ -112,14 +153,17 @@ def test_in_cluster_when_the_kubeconfig_is_broken(tmp_path: Path, service_accoun
     assert credentials.target.context == "in-cluster"
 
 
-def test_both_failing_reports_both_reasons(tmp_path: Path) -> None:
+def test_both_failing_inside_a_pod_reports_both_reasons(tmp_path: Path) -> None:
     with pytest.raises(RunnerError) as caught:
         resolve_credentials(
-            context=None, env={}, home=tmp_path, service_account_dir=tmp_path / "none"
+            context=None,
+            env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"},
+            home=tmp_path,
+            service_account_dir=tmp_path / "none",
         )
     message = str(caught.value)
     assert "kubeconfig: no kubeconfig at" in message
-    assert "in-cluster: Service host/port is not set" in message
+    assert "in-cluster: " in message
     assert "\n" not in message
 
 
@@ -161,3 +205,23 @@ def test_an_endless_kubeconfig_is_read_bounded(tmp_path: Path) -> None:
     with huge.open("wb") as handle:  # sparse: 200 MiB that were read whole before
         handle.truncate(200 * 1024 * 1024)
     assert read_kubeconfig_namespace(None, {"KUBECONFIG": str(huge)}, tmp_path) is None
+
+
+# ---------------------------------------------------------------- transport reasons
+
+
+def test_a_refused_connection_reads_without_urllib3_internals() -> None:
+    import urllib3.exceptions as u3
+    from urllib3.connection import HTTPSConnection
+
+    from pegboard.adapters.kubernetes_errors import error_for_transport
+
+    connection = HTTPSConnection("127.0.0.1", 1)
+    refused = u3.NewConnectionError(
+        connection, "Failed to establish a new connection: [Errno 111] Connection refused"
+    )
+    wrapped = u3.MaxRetryError(None, "/api/v1/namespaces/default/pods", refused)  # type: ignore[arg-type]
+    error = error_for_transport(wrapped, host="https://127.0.0.1:1")
+    assert (
+        str(error) == "cannot reach the Kubernetes API at https://127.0.0.1:1: Connection refused"
+    )

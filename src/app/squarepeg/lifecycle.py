@@ -14,7 +14,14 @@ from typing import BinaryIO, cast
 
 import attrs
 
-from pegboard.domain.errors import Interrupted, PortError, RunnerError, Transient
+from pegboard.domain.errors import (
+    Interrupted,
+    PortError,
+    RunnerError,
+    Transient,
+    Unauthorized,
+    Unreachable,
+)
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
 from pegboard.domain.retry import Backoff
@@ -180,6 +187,8 @@ class RunLifecycle:
                 RUNNER_FAILED,
                 error=message,
                 note="transport" if isinstance(exc, Transient) else None,
+                # No sweep after this: it would fail the same way and say it first (issue 12).
+                unreachable=isinstance(exc, Unreachable | Unauthorized),
             )
         self.created = True
         meta = created.get("metadata") or {}

@@ -12,7 +12,7 @@ from helpers.squarepeg_runs import USER, own_labels, resolved_run, run_on_fake
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.app.squarepeg import lifecycle
 from pegboard.app.squarepeg.container import Container
-from pegboard.domain.errors import Forbidden, Interrupted, RunnerError, Unreachable
+from pegboard.domain.errors import Forbidden, Interrupted, RunnerError, Unauthorized, Unreachable
 from pegboard.domain.ports.cluster import ResourceKind
 
 
@@ -150,6 +150,23 @@ def test_create_errors_get_hints(cluster: FakeCluster, error: Exception, hint: s
     assert hint in str(result.error)
     assert "\n" not in str(result.error)
     assert "delete" not in ops(cluster)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        Unreachable("cannot reach the Kubernetes API at https://h: Connection refused"),
+        Unauthorized("Unauthorized", status=401),
+    ],
+)
+def test_an_unreachable_or_unauthorised_cluster_is_one_line_without_a_sweep(
+    cluster: FakeCluster, error: Exception
+) -> None:
+    cluster.fail_next("create", error)
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert isinstance(result.error, RunnerError)
+    assert "orphan sweep" not in result.stderr  # it would only fail the same way, first
+    assert ops(cluster) == ["target", "create"]
 
 
 def test_failed_delete_keeps_the_exit_code_and_still_sweeps(cluster: FakeCluster) -> None:

@@ -227,7 +227,7 @@ def test_sigkilled_runner_leftover_is_swept_by_the_next_run(
     expire_runner_hold(env, name)
     dry = squarepeg(env, "clean", "--dry-run", "--config", str(config))
     assert dry.returncode == 0
-    assert dry.stdout.decode().startswith(f"pod/{name}  finished  succeeded ")
+    assert dry.stdout.decode().splitlines()[1].startswith(f"pod/{name}  finished  succeeded ")
     assert mine(sandbox, env) == leftover  # a dry run deletes nothing
 
     result = squarepeg(env, "run", "--config", str(config), "alpine", "echo", "next")

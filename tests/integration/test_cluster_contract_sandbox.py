@@ -170,7 +170,9 @@ def test_no_credentials_at_all_is_a_runner_error(tmp_path: Path) -> None:
         home=tmp_path,
         service_account_dir=tmp_path / "sa",
     )
-    with pytest.raises(RunnerError, match=r"kubeconfig: .*in-cluster: "):
+    with pytest.raises(
+        RunnerError, match=r"no cluster credentials: no kubeconfig at .* not inside a cluster"
+    ):
         adapter.target()
 
 

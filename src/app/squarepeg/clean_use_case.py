@@ -4,20 +4,30 @@
 `dry_run` lists what would be deleted on stdout (`output`: an aligned RESOURCE/CATEGORY/DETAIL
 table, or JSON/YAML with every field) and deletes nothing.
 RunnerError (125) when the list or any delete failed, 0 otherwise ("nothing to clean" included).
+Kept resources (`--keep`) are left alone and counted in one line naming the way to remove them;
+`include_kept` judges them like the others (finished or stuck, old enough) and asks first
+(`confirm`) unless `yes`.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pegboard.domain.errors import PortError, RunnerError, UsageError
+from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.labels import sanitize_label_value
-from pegboard.domain.squarepeg.orphans import SweepDecision
+from pegboard.domain.squarepeg.orphans import JOB_NAME_LABEL, SweepDecision, plan_sweep
 
 if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams
+    from pegboard.domain.ports.cluster import Cluster
+
+REMOVE_KEPT_HINT = "squarepeg clean --include-kept, or squarepeg rm NAME"
 
 
 ORPHAN_COLUMNS = ("resource", "category", "detail")
@@ -45,6 +55,49 @@ def orphan_table(decisions: Sequence[SweepDecision], output: str = "table") -> s
     return render(orphan_rows(decisions), output, columns=ORPHAN_COLUMNS)
 
 
+def kept_selector(created_by: str) -> str:
+    return (
+        f"{labels.MANAGED_BY}={labels.MANAGED_BY_VALUE},"
+        f"{labels.CREATED_BY}={created_by},{labels.KEEP}"
+    )
+
+
+def _unkept(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy without the keep label, for the sweep policy to judge like any other."""
+    meta = dict(obj.get("metadata") or {})
+    meta["labels"] = {k: v for k, v in (meta.get("labels") or {}).items() if k != labels.KEEP}
+    return {**obj, "metadata": meta}
+
+
+def find_kept(
+    cluster: Cluster, *, namespace: str, created_by: str, now: float, min_age_seconds: float
+) -> tuple[list[dict[str, Any]], tuple[SweepDecision, ...]]:
+    """My kept Pods and Jobs, and those of them the sweep policy would delete if not kept."""
+    from pegboard.app.squarepeg.sweep import list_all
+
+    selector = kept_selector(created_by)
+    pods = list_all(
+        cluster,
+        ResourceKind.POD,
+        namespace=namespace,
+        label_selector=f"{selector},!{JOB_NAME_LABEL}",
+        from_cache=False,
+    )
+    jobs = list_all(
+        cluster, ResourceKind.JOB, namespace=namespace, label_selector=selector, from_cache=False
+    )
+    kept = [*jobs, *pods]
+    decisions = plan_sweep(
+        pods=[_unkept(p) for p in pods],
+        jobs=[_unkept(j) for j in jobs],
+        created_by=created_by,
+        now=now,
+        min_age_seconds=min_age_seconds,
+    )
+    marked = tuple(attrs.evolve(d, detail=f"kept, {d.detail}") for d in decisions)
+    return kept, marked
+
+
 def execute_clean(
     seams: Seams,
     ports: ClusterPorts,
@@ -56,6 +109,9 @@ def execute_clean(
     quiet: bool = False,
     no_color: bool = False,
     output: str = "table",
+    include_kept: bool = False,
+    yes: bool = False,
+    confirm: Callable[[str], bool] | None = None,
     config_paths: Sequence[str] = (),
     no_default_config: bool = False,
     profile: str | None = None,
@@ -96,11 +152,23 @@ def execute_clean(
             min_age_seconds=age,
             exclude_run_id=None,
         )
+        kept, kept_decisions = find_kept(
+            cluster, namespace=ns, created_by=created_by, now=ports.clock.now(), min_age_seconds=age
+        )
     except PortError as exc:
         raise RunnerError(
             f"listing orphans in namespace {ns!r} failed: {exc} "
             f"(clean needs list on pods and jobs in {ns!r})"
         ) from None
+    if include_kept and kept_decisions and not dry_run and not yes:
+        refs = ", ".join(d.ref for d in kept_decisions)
+        if confirm is None or not confirm(f"also delete the kept {refs} in namespace {ns!r}?"):
+            ui.step("kept resources left alone")
+            kept_decisions = ()
+    if include_kept:
+        decisions = (*decisions, *kept_decisions)
+    elif kept:
+        ui.step(f"{len(kept)} kept resource(s) left alone (remove them with {REMOVE_KEPT_HINT})")
     if not decisions:
         if dry_run and output != "table":  # a script reading JSON/YAML gets an empty list
             return write_stdout_text(seams.stdout, orphan_table(decisions, output), seams.stderr)

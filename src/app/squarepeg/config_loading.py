@@ -2,7 +2,8 @@
 
 Layers, lowest precedence first:
 1. the built-in defaults;
-2. `~/.config/squarepeg/config.yaml` under $HOME, if it exists (skipped by --no-default-config);
+2. `$XDG_CONFIG_HOME/squarepeg/config.yaml` (default `~/.config/...`), else the old
+   `~/.config/squarepeg/config.yaml` under $HOME, if one exists (skipped by --no-default-config);
 3. `$SQUAREPEG_CONFIG`, a colon-separated list, left to right (empty segments skipped; a missing
    file is an error);
 4. each `--config PATH`, left to right (`~` expanded; a missing file is an error).
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from pegboard.app.shared import xdg
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import SquarepegConfig
@@ -53,6 +55,12 @@ class LoadedConfig:
         return self.merged.config
 
 
+def default_config_file(environ: Mapping[str, str], home: str | Path) -> Path | None:
+    """The user's config file: under $XDG_CONFIG_HOME, else at 0.4.1's `~/.config/...`."""
+    new = xdg.config_home(environ, home) / "squarepeg" / "config.yaml"
+    return xdg.first_existing([new, Path(home) / DEFAULT_CONFIG_RELATIVE])
+
+
 def discover_config_files(
     *,
     config_paths: Sequence[str],
@@ -64,8 +72,8 @@ def discover_config_files(
     home_path = Path(home)
     found: list[ConfigSource] = []
     problems: list[ConfigProblem] = []
-    default_file = home_path / DEFAULT_CONFIG_RELATIVE
-    if not no_default_config and default_file.is_file():
+    default_file = None if no_default_config else default_config_file(environ, home_path)
+    if default_file is not None:
         found.append(ConfigSource(default_file, ORIGIN_DEFAULT))
     for segment in environ.get(CONFIG_ENV_VAR, "").split(":"):
         if not segment:

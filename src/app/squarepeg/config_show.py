@@ -3,9 +3,11 @@ applied, `profiles` removed), and one `[squarepeg] <path> (<origin>)` line per f
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from pegboard.app.squarepeg.config_loading import LoadedConfig, load_config_layers
+from pegboard.app.squarepeg.status import write_stdout_text
 
 if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import Seams
@@ -27,12 +29,12 @@ def show_config(
         home=seams.home,
         read_document=seams.read_document,
     )
-    for line in source_lines(loaded):
-        seams.stderr.write(line + "\n")
-    seams.stderr.flush()
-    seams.stdout.write(seams.dump_yaml(loaded.merged.data))
-    seams.stdout.flush()
-    return 0
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed (`2>&-`)
+        for line in source_lines(loaded):
+            seams.stderr.write(line + "\n")
+        seams.stderr.flush()
+    # A refusing stdout is 122 with one line (141 for a reader that left), like --dry-run.
+    return write_stdout_text(seams.stdout, seams.dump_yaml(loaded.merged.data), seams.stderr)
 
 
 def source_lines(loaded: LoadedConfig) -> list[str]:

@@ -15,7 +15,7 @@ from pegboard.domain.ports.cluster import Cluster
 from pegboard.domain.squarepeg.create_errors import create_failure_message
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 
-from .status import StatusUI
+from .status import StatusUI, write_stdout_text
 
 
 def server_dry_run(
@@ -23,7 +23,7 @@ def server_dry_run(
     *,
     cluster: Cluster,
     ui: StatusUI,
-    stdout: TextIO,
+    stdout: TextIO | None,
     dump_yaml: Callable[[Any], str],
 ) -> int:
     target = cluster.target()
@@ -37,6 +37,5 @@ def server_dry_run(
                 exc, kind=resolved.kind, name=resolved.name, namespace=namespace, dry_run=True
             )
         ) from None
-    stdout.write(dump_yaml(answer))
-    stdout.flush()
-    return 0
+    # A refusing stdout is 122 with one line (141 for a reader that left), like --dry-run.
+    return write_stdout_text(stdout, dump_yaml(answer), ui.stream)

@@ -50,6 +50,8 @@ def delete_or_keep(
         ui.step(f"kept {word} {name}; inspect it with:")
         ui.detail(f"kubectl describe {word} {name} -n {namespace}")
         ui.detail(f"kubectl logs {pod} -n {namespace} -c {resolved.container_name}")
+        ui.step("and remove it with:")
+        ui.detail(f"squarepeg rm {name} -n {namespace}   (or: squarepeg clean --include-kept)")
         return
     progress.state = Removal.IN_FLIGHT
     try:

@@ -142,3 +142,31 @@ def test_dry_run_server_rejection_is_125_with_hint(
     cluster.fail_next("create", Invalid('Pod "p" is invalid: spec.containers', status=422))
     with pytest.raises(RunnerError, match="--dry-run to inspect"):
         lifecycle.run(resolved_run("p"), c.seams(), c.cluster_ports(), dry_run_server=True)
+
+
+class FullStdout(io.StringIO):
+    """A stdout that refuses every write, as `> /dev/full` does."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_dry_run_server_to_a_refusing_stdout_is_one_line_and_122(
+    cluster: FakeCluster, tmp_path: Any
+) -> None:
+    c = Container()
+    err = io.StringIO()
+    with c.override_providers(
+        cluster=providers.Object(cluster),
+        clock=providers.Object(cluster.clock),
+        stdout=providers.Object(FullStdout()),
+        stderr=providers.Object(err),
+        environ=providers.Object({"HOME": str(tmp_path), "LOGNAME": USER}),
+    ):
+        code = lifecycle.run(resolved_run("p"), c.seams(), c.cluster_ports(), dry_run_server=True)
+    assert code == 122
+    assert err.getvalue().splitlines()[-1] == (
+        "squarepeg: could not write to stdout (No space left on device)"
+    )

@@ -149,3 +149,32 @@ def test_the_reader_is_injected(home: Path) -> None:
         read_document=fake_reader,
     )
     assert seen == [flag] and config.timeout == 5
+
+
+def test_the_default_config_follows_xdg_config_home(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    (xdg / "squarepeg").mkdir(parents=True)
+    (xdg / "squarepeg" / "config.yaml").write_text("namespace: from-xdg\n")
+    old = tmp_path / "home" / ".config" / "squarepeg"
+    old.mkdir(parents=True)
+    (old / "config.yaml").write_text("namespace: from-home\n")
+    files = discover_config_files(
+        config_paths=[],
+        no_default_config=False,
+        environ={"XDG_CONFIG_HOME": str(xdg)},
+        home=tmp_path / "home",
+    )
+    assert [f.path for f in files] == [xdg / "squarepeg" / "config.yaml"]
+
+
+def test_the_old_default_config_is_still_read_under_another_xdg_config_home(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "home" / ".config" / "squarepeg"
+    old.mkdir(parents=True)
+    (old / "config.yaml").write_text("namespace: from-home\n")
+    for environ in ({"XDG_CONFIG_HOME": str(tmp_path / "empty")}, {"XDG_CONFIG_HOME": "rel"}):
+        files = discover_config_files(
+            config_paths=[], no_default_config=False, environ=environ, home=tmp_path / "home"
+        )
+        assert [f.path for f in files] == [old / "config.yaml"]

@@ -18,13 +18,18 @@ from pegboard.app.shared.cli.options import (
     verbose_option,
 )
 from pegboard.app.squarepeg.clean_use_case import execute_clean
-from pegboard.app.squarepeg.cli.options import composition_root, config_layer_options
+from pegboard.app.squarepeg.cli.options import (
+    ask_on_terminal,
+    composition_root,
+    config_layer_options,
+)
 
 
 @examples(
     "squarepeg clean --dry-run",
     "squarepeg clean --dry-run -o json -n team",
     "squarepeg clean --min-age 0 -v",
+    "squarepeg clean --include-kept --yes",
 )
 @click.command("clean", context_settings=CONTEXT_SETTINGS)
 @click.option(
@@ -36,6 +41,12 @@ from pegboard.app.squarepeg.cli.options import composition_root, config_layer_op
     metavar="SECONDS",
     help="Only resources finished/stuck this long (default: config orphan_sweep_min_age, 300).",
 )
+@click.option(
+    "--include-kept",
+    is_flag=True,
+    help="Also delete kept (--keep) resources that are finished or stuck; asks first.",
+)
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before deleting kept resources.")
 @click.option("-n", "--namespace", metavar="NS", help="Namespace to clean.")
 @click.option("--context", metavar="CTX", help="kubeconfig context.")
 @quiet_option()
@@ -47,4 +58,6 @@ from pegboard.app.squarepeg.cli.options import composition_root, config_layer_op
 def clean(ctx: click.Context, /, verbose: bool, **params: Any) -> int:
     """Delete your orphaned squarepeg Pods and Jobs (finished or stuck) in a namespace."""
     container = composition_root(ctx)
-    return execute_clean(container.seams(), container.cluster_ports(), **params)
+    return execute_clean(
+        container.seams(), container.cluster_ports(), confirm=ask_on_terminal, **params
+    )

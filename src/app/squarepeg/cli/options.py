@@ -5,6 +5,7 @@ new one; client-side commands take plain seams without importing dependency-inje
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,7 +24,9 @@ def config_layer_options(command: F) -> F:
         command
     )
     command = click.option(
-        "--no-default-config", is_flag=True, help="Skip ~/.config/squarepeg/config.yaml."
+        "--no-default-config",
+        is_flag=True,
+        help="Skip $XDG_CONFIG_HOME/squarepeg/config.yaml (~/.config/...).",
     )(command)
     command = click.option(
         "--config",
@@ -56,3 +59,14 @@ def client_side_seams(ctx: click.Context) -> Seams:
     from ..seams import local_seams
 
     return local_seams()
+
+
+def ask_on_terminal(question: str) -> bool:
+    """A y/N question on stderr, answered on the terminal; with no terminal to answer on, a
+    usage error asking for --yes (a script never hangs on a prompt, and never deletes unasked)."""
+    from pegboard.domain.errors import UsageError
+
+    stdin = sys.stdin
+    if stdin is None or not stdin.isatty():
+        raise UsageError(f"not confirmed: {question} (pass --yes; stdin is not a terminal)")
+    return click.confirm(question, default=False, err=True)

@@ -1,0 +1,126 @@
+"""The `squarepeg rm NAME...` use case: delete squarepeg Pods and Jobs by name, kept or not.
+
+What `--keep` leaves behind is removed with it (the keep hint names the command), so nobody
+needs kubectl. Only resources squarepeg made (its managed-by label) are deleted; a pod of a Job
+is named through its Job. Every name is looked up first and one confirmation covers them all
+(`confirm`, skipped with `yes`); a name that is not there is one line and exit 125 at the end,
+after the others were deleted.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pegboard.domain.errors import PortError, RunnerError, UsageError
+from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.squarepeg import labels
+
+if TYPE_CHECKING:
+    from pegboard.app.squarepeg.seams import ClusterPorts, Seams
+
+# (question) -> yes?  The CLI asks on the terminal; tests answer directly.
+Confirm = Callable[[str], bool]
+
+
+def execute_remove(
+    seams: Seams,
+    ports: ClusterPorts,
+    *,
+    names: Sequence[str],
+    confirm: Confirm,
+    yes: bool = False,
+    namespace: str | None = None,
+    context: str | None = None,
+    quiet: bool = False,
+    no_color: bool = False,
+    config_paths: Sequence[str] = (),
+    no_default_config: bool = False,
+    profile: str | None = None,
+) -> int:
+    from pegboard.app.squarepeg.config_loading import load_config
+    from pegboard.app.squarepeg.status import StatusUI
+
+    config = load_config(
+        config_paths=config_paths,
+        no_default_config=no_default_config,
+        profile=profile,
+        environ=seams.environ,
+        home=seams.home,
+        read_document=seams.read_document,
+    )
+    ui = StatusUI(
+        tag=secrets.token_hex(4),
+        stream=seams.stderr,
+        quiet=quiet or config.quiet,
+        color=False if no_color else None,
+        environ=seams.environ,
+    )
+    cluster = ports.open_cluster(context=context, lenient_tls=config.lenient_tls)
+    target = cluster.target()
+    ns = namespace or config.namespace or target.namespace or "default"
+    ui.banner(target.context, ns)
+
+    found: list[tuple[ResourceKind, str]] = []
+    problems: list[str] = []
+    for name in dict.fromkeys(names):  # each once, in the order given
+        try:
+            found.append(_find(cluster, name, ns))
+        except (UsageError, LookupError) as exc:
+            problems.append(str(exc))
+        except PortError as exc:
+            raise RunnerError(f"looking up {name!r} in namespace {ns!r} failed: {exc}") from None
+    for problem in problems:
+        ui.warn(problem)
+    if found and not yes:
+        listed = ", ".join(f"{kind.value.lower()}/{name}" for kind, name in found)
+        if not confirm(f"delete {listed} in namespace {ns!r}?"):
+            ui.step("nothing deleted")
+            return 0 if not problems else _not_found(problems)
+
+    failed = 0
+    for kind, name in found:
+        ref = f"{kind.value.lower()}/{name}"
+        try:
+            deleted = cluster.delete(kind, name, namespace=ns, propagation="Background")
+        except PortError as exc:
+            failed += 1
+            ui.warn(f"could not delete {ref}: {exc}")
+            continue
+        ui.detail(f"deleted {ref}" if deleted else f"{ref} was already gone")
+    if failed:
+        raise RunnerError(f"{failed} of {len(found)} could not be deleted")
+    if problems:
+        return _not_found(problems)
+    ui.success(f"deleted {len(found)} resource(s) in namespace {ns!r}")
+    return 0
+
+
+def _not_found(problems: Sequence[str]) -> int:
+    raise RunnerError(problems[0] if len(problems) == 1 else f"{len(problems)} names not removed")
+
+
+def _find(cluster: Any, name: str, namespace: str) -> tuple[ResourceKind, str]:
+    """The squarepeg Job or bare Pod called `name` (a Job first: its pods go with it)."""
+    for kind in (ResourceKind.JOB, ResourceKind.POD):
+        obj = cluster.read(kind, name, namespace=namespace)
+        if obj is None:
+            continue
+        meta = obj.get("metadata") or {}
+        own = meta.get("labels") or {}
+        ref = f"{kind.value.lower()}/{name}"
+        if own.get(labels.MANAGED_BY) != labels.MANAGED_BY_VALUE:
+            raise UsageError(f"{ref} was not made by squarepeg; delete it with kubectl")
+        job = _owning_job(meta)
+        if kind is ResourceKind.POD and job is not None:
+            raise UsageError(f"{ref} belongs to job/{job}: squarepeg rm {job}")
+        return kind, name
+    raise LookupError(f"no squarepeg pod or job {name!r} in namespace {namespace!r}")
+
+
+def _owning_job(meta: dict[str, Any]) -> str | None:
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "Job" and ref.get("name"):
+            return str(ref["name"])
+    return None

@@ -40,10 +40,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "pegboard.app.squarepeg.cli.clean_command:clean",
         "Delete your orphaned squarepeg Pods and Jobs (finished or stuck).",
     ),
-    "rm": (
-        "pegboard.app.squarepeg.cli.rm_command:rm",
-        "Delete squarepeg Pods or Jobs by name, kept ones included.",
-    ),
     "sandbox": (
         "pegboard.app.squarepeg.cli.sandbox_command:sandbox",
         "Serve a loopback Kubernetes API sandbox (for demos and tests) until interrupted.",

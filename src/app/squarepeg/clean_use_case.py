@@ -156,10 +156,9 @@ def execute_clean(
             cluster, namespace=ns, created_by=created_by, now=ports.clock.now(), min_age_seconds=age
         )
     except PortError as exc:
-        raise RunnerError(
-            f"listing orphans in namespace {ns!r} failed: {exc} "
-            f"(clean needs list on pods and jobs in {ns!r})"
-        ) from None
+        # The RBAC hint only where it helps: an unreachable cluster is not a permission problem.
+        hint = f" (clean needs list on pods and jobs in {ns!r})" if exc.status == 403 else ""
+        raise RunnerError(f"listing orphans in namespace {ns!r} failed: {exc}{hint}") from None
     if include_kept and kept_decisions and not dry_run and not yes:
         refs = ", ".join(d.ref for d in kept_decisions)
         if confirm is None or not confirm(f"also delete the kept {refs} in namespace {ns!r}?"):

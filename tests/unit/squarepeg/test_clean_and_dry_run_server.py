@@ -170,3 +170,16 @@ def test_dry_run_server_to_a_refusing_stdout_is_one_line_and_122(
     assert err.getvalue().splitlines()[-1] == (
         "squarepeg: could not write to stdout (No space left on device)"
     )
+
+
+def test_clean_on_an_unreachable_cluster_gives_no_permission_hint(
+    cluster: FakeCluster, container: tuple[Container, io.StringIO, io.StringIO]
+) -> None:
+    from pegboard.domain.errors import Unreachable
+
+    c, _, _ = container
+    cluster.fail_next("list_page", Unreachable("cannot reach the Kubernetes API at h: refused"))
+    with pytest.raises(RunnerError) as caught:
+        execute_clean(c.seams(), c.cluster_ports(), no_default_config=True)
+    assert "needs list" not in str(caught.value)
+    assert str(caught.value).endswith("cannot reach the Kubernetes API at h: refused")

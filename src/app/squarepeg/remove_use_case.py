@@ -71,8 +71,9 @@ def execute_remove(
             problems.append(str(exc))
         except PortError as exc:
             raise RunnerError(f"looking up {name!r} in namespace {ns!r} failed: {exc}") from None
-    for problem in problems:
-        ui.warn(problem)
+    if len(problems) > 1:  # one problem is the final error line itself: said once
+        for problem in problems:
+            ui.warn(problem)
     if found and not yes:
         listed = ", ".join(f"{kind.value.lower()}/{name}" for kind, name in found)
         if not confirm(f"delete {listed} in namespace {ns!r}?"):

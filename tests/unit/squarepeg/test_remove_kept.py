@@ -157,25 +157,26 @@ def test_rm_declined_deletes_nothing(cluster: FakeCluster, container: Setup) -> 
 
 def test_rm_refuses_what_squarepeg_did_not_make(cluster: FakeCluster, container: Setup) -> None:
     leftover(cluster, "theirs", keep=False, managed=False)
-    c, _, err = container
-    with pytest.raises(RunnerError):
+    c, _, _ = container
+    with pytest.raises(RunnerError) as caught:
         execute_remove(
             c.seams(), c.cluster_ports(), names=["theirs"], confirm=Answers(True), yes=True
         )
     assert cluster.deletions == []
-    assert "pod/theirs was not made by squarepeg" in err.getvalue()
+    assert "pod/theirs was not made by squarepeg" in str(caught.value)
 
 
 def test_rm_of_a_missing_name_is_125_after_deleting_the_others(
     cluster: FakeCluster, container: Setup
 ) -> None:
     leftover(cluster, "kept", keep=True)
-    c, _, _ = container
+    c, _, err = container
     with pytest.raises(RunnerError, match="no squarepeg pod or job 'gone'"):
         execute_remove(
             c.seams(), c.cluster_ports(), names=["gone", "kept"], confirm=Answers(True), yes=True
         )
     assert deleted(cluster) == {"kept"}
+    assert "'gone'" not in err.getvalue()  # said once, by the final error line
 
 
 def test_rm_without_a_terminal_needs_yes() -> None:

@@ -1,5 +1,6 @@
 """The `squarepeg config show` use case: the merged, interpolated config on stdout (profile
-applied, `profiles` removed), and one `[squarepeg] <path> (<origin>)` line per file on stderr."""
+applied, `profiles` removed) as YAML or JSON, and one `[squarepeg] <path> (<origin>)` line per
+file on stderr."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def show_config(
     config_paths: tuple[str, ...],
     no_default_config: bool,
     profile: str | None,
+    output: str = "yaml",
 ) -> int:
     """Showing config never leaves this machine: the seams are plain ones (no DI import)."""
     loaded = load_config_layers(
@@ -34,7 +36,14 @@ def show_config(
             seams.stderr.write(line + "\n")
         seams.stderr.flush()
     # A refusing stdout is 122 with one line (141 for a reader that left), like --dry-run.
-    return write_stdout_text(seams.stdout, seams.dump_yaml(loaded.merged.data), seams.stderr)
+    data = loaded.merged.data
+    if output == "json":
+        import json
+
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    else:
+        text = seams.dump_yaml(data)
+    return write_stdout_text(seams.stdout, text, seams.stderr)
 
 
 def source_lines(loaded: LoadedConfig) -> list[str]:

@@ -111,3 +111,26 @@ def test_show_never_writes_anchors(
     config.write_text("kubernetes:\n  metadata: &m {labels: {a: b}}\njob:\n  metadata: *m\n")
     assert _run("config", "show", "--no-default-config", "--config", str(config)) == 0
     assert "&" not in out.getvalue() and "*" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("config", "show", "-o", "json", "--no-default-config"),
+        ("config", "show", "--json", "--no-default-config"),
+        ("config", "-o", "json", "--no-default-config"),
+        ("config", "-o", "json", "show", "--no-default-config"),
+    ],
+)
+def test_show_as_json(
+    streams: tuple[io.StringIO, io.StringIO, Path], argv: tuple[str, ...]
+) -> None:
+    import json
+
+    out, _, _ = streams
+    assert _run(*argv) == 0
+    assert json.loads(out.getvalue())["timeout"] == 300
+
+
+def test_show_has_no_table(streams: tuple[io.StringIO, io.StringIO, Path]) -> None:
+    assert _run("config", "show", "-o", "table") == 2

@@ -4,7 +4,8 @@
   something else, like `squarepeg run -h HOSTNAME` from docker, keeps `--help`; click drops a
   help name a parameter already uses).
 - `output_option`: `-o/--output table|json|yaml` plus `--json` (alias of `-o json`); the command
-  receives `output` ("table" when neither is given).
+  receives `output` ("table" when neither is given). `document_output_option`: the same with
+  `yaml|json` (default yaml), for a command that prints one document.
 - `quiet_option`, `verbose_option`: `-q/--quiet` and `-v/--verbose` as exposed flags `quiet` and
   `verbose`; `-v` also turns on the call trace (pegboard.app.shared.call_trace). Given together
   they are a usage error.
@@ -29,6 +30,16 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": HELP_OPTION_NAMES}
 
 def output_option(command: F) -> F:
     """Add `-o/--output FORMAT` and `--json`; the command gets `output` (table, json or yaml)."""
+    return _output_option(command, FORMATS, default="table")
+
+
+def document_output_option(command: F) -> F:
+    """`-o/--output yaml|json` and `--json` for a command whose result is one document (a
+    config, a manifest) rather than rows: no table; the command gets `output` (yaml default)."""
+    return _output_option(command, ("yaml", "json"), default="yaml")
+
+
+def _output_option(command: F, formats: tuple[str, ...], *, default: str) -> F:
 
     @functools.wraps(command)
     def with_output(*args: Any, **kwargs: Any) -> Any:
@@ -36,7 +47,7 @@ def output_option(command: F) -> F:
         chosen = kwargs.get("output")
         if as_json and chosen not in (None, "json"):
             raise click.UsageError(f"--json and -o {chosen} ask for different formats")
-        kwargs["output"] = "json" if as_json else chosen or "table"
+        kwargs["output"] = "json" if as_json else chosen or default
         return command(*args, **kwargs)
 
     with_output = click.option("--json", "output_json", is_flag=True, help="Same as -o json.")(
@@ -45,10 +56,10 @@ def output_option(command: F) -> F:
     with_output = click.option(
         "-o",
         "--output",
-        type=click.Choice(FORMATS),
+        type=click.Choice(formats),
         default=None,
-        metavar="|".join(FORMATS),
-        help="Output format (default table).",
+        metavar="|".join(formats),
+        help=f"Output format (default {default}).",
     )(with_output)
     return with_output  # type: ignore[return-value]
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from pegboard.app.shared.cli.examples import examples
-from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS, document_output_option
 from pegboard.app.squarepeg.cli.options import client_side_seams, config_layer_options
 from pegboard.app.squarepeg.config_show import show_config
 
@@ -22,12 +22,18 @@ from pegboard.app.squarepeg.config_show import show_config
     "squarepeg config",
     "squarepeg config --profile gpu show",
     "squarepeg config show --config ./team.yaml --no-default-config",
+    "squarepeg config -o json",
 )
 @click.group("config", invoke_without_command=True, context_settings=CONTEXT_SETTINGS)
 @config_layer_options
+@document_output_option
 @click.pass_context
 def config(
-    ctx: click.Context, config_paths: tuple[str, ...], no_default_config: bool, profile: str | None
+    ctx: click.Context,
+    config_paths: tuple[str, ...],
+    no_default_config: bool,
+    profile: str | None,
+    output: str,
 ) -> int | None:
     """Inspect the merged configuration (a bare `config` is `config show`)."""
     if ctx.invoked_subcommand is None:
@@ -36,6 +42,7 @@ def config(
             config_paths=config_paths,
             no_default_config=no_default_config,
             profile=profile,
+            output=output,
         )
     # Group options become the defaults of `show`; what `show` is given explicitly wins.
     defaults: dict[str, Any] = {}
@@ -45,6 +52,8 @@ def config(
         defaults["no_default_config"] = True
     if profile is not None:
         defaults["profile"] = profile
+    if output != "yaml":
+        defaults["output"] = output
     ctx.default_map = {"show": defaults}
     return None
 
@@ -52,17 +61,24 @@ def config(
 @examples(
     "squarepeg config show",
     "squarepeg config show --profile gpu > merged.yaml",
+    "squarepeg config show -o json",
 )
 @config.command("show", context_settings=CONTEXT_SETTINGS)
 @config_layer_options
+@document_output_option
 @click.pass_context
 def show(
-    ctx: click.Context, config_paths: tuple[str, ...], no_default_config: bool, profile: str | None
+    ctx: click.Context,
+    config_paths: tuple[str, ...],
+    no_default_config: bool,
+    profile: str | None,
+    output: str,
 ) -> int:
-    """Print the merged config as YAML (stdout) and its source files (stderr)."""
+    """Print the merged config as YAML or JSON (stdout) and its source files (stderr)."""
     return show_config(
         client_side_seams(ctx),
         config_paths=config_paths,
         no_default_config=no_default_config,
         profile=profile,
+        output=output,
     )

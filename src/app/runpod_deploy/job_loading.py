@@ -8,7 +8,9 @@ config that validates is a config that renders.
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +34,21 @@ from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
     from .run_types import ReadDocument
+
+logger = logging.getLogger(__name__)
+
+
+class CliVars(dict[str, str]):
+    """The template variables of the command line: `--vars-file` merged with `--var`.
+
+    It remembers which names a `--var` gave: one that no template uses is a typo until proven
+    otherwise (a usage error), while a `--vars-file` shared by several configs may well hold
+    names this config does not use (a warning).
+    """
+
+    def __init__(self, values: Mapping[str, str], *, from_flags: Sequence[str] = ()) -> None:
+        super().__init__(values)
+        self.from_flags = frozenset(from_flags)
 
 
 @attrs.frozen
@@ -69,10 +86,32 @@ def load_job(
         run_stamp=run_dir_name(now, unique_suffix),
     )
     job = render_job(spec, cli_vars=cli_vars, builtins=builtins, document=document)
+    _check_unused_vars(job, cli_vars)
     _check_local_paths(document, spec, job)
     overridden = cost_cap_usd is not None or max_runtime_minutes is not None
     budget = check_budget(spec, document=document, overridden=overridden)
     return LoadedJob(document=document, spec=spec, job=job, budget=budget)
+
+
+def _check_unused_vars(job: RenderedJob, cli_vars: Mapping[str, str]) -> None:
+    """A `--var` no template uses is an error naming the closest used name; an unused
+    `--vars-file` entry is a warning. (0.8.4 ignored both silently.)"""
+    if not job.unused_cli_vars:
+        return
+    flagged = cli_vars.from_flags if isinstance(cli_vars, CliVars) else frozenset(cli_vars)
+    used = sorted(set(job.variables) - set(job.unused_cli_vars))
+    typos = []
+    for name in job.unused_cli_vars:
+        close = difflib.get_close_matches(name, used, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        if name in flagged:
+            typos.append(f"--var {name}: no template in {job.config_path} uses it{hint}")
+        else:
+            logger.warning(
+                "--vars-file: %s: no template in %s uses it%s", name, job.config_path, hint
+            )
+    if typos:
+        raise UsageError("; ".join(typos))
 
 
 def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob) -> None:
@@ -106,20 +145,22 @@ def merge_cli_vars(
     vars_file: Path | None,
     *,
     read_text: Callable[[Path], str] = read_config_text,
-) -> dict[str, str]:
+) -> CliVars:
     """`--vars-file` (a JSON object) merged with `--var K=V` (repeatable; `--var` wins).
 
     The file is read bounded and strictly decoded (pegboard.domain.input_limits)."""
     merged: dict[str, str] = {}
     if vars_file is not None:
         merged.update(_read_vars_file(vars_file, read_text))
+    flags = []
     for item in var_args:
         key, sep, value = item.partition("=")
         if not sep:
             raise UsageError(f"--var expects KEY=VALUE, got {item!r}")
         _check_name(key, "--var")
         merged[key] = value
-    return merged
+        flags.append(key)
+    return CliVars(merged, from_flags=flags)
 
 
 def _read_vars_file(path: Path, read_text: Callable[[Path], str]) -> dict[str, str]:

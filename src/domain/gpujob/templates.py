@@ -216,6 +216,9 @@ class RenderedJob:
     remote_env: RenderedRemoteEnv
     run: RenderedRun
     artifacts: tuple[RenderedArtifact, ...]
+    # CLI variables that no field uses (directly or through other variables) and that name no
+    # YAML variable: most likely a typo (`--var greting=hi`); the app decides how loudly to say so.
+    unused_cli_vars: tuple[str, ...] = ()
 
     @property
     def all_preflight(self) -> tuple[RenderedCommand, ...]:
@@ -281,8 +284,11 @@ class _Renderer:
                 self._problem(where, "is a built-in variable and cannot be overridden")
             else:
                 self.templates[cli_name] = (template, where)
+        self.cli_vars = cli_vars
         self.resolving: list[str] = []
         self.failed: set[str] = set()  # variables that could not be resolved (reported)
+        self.variable_refs: dict[str, tuple[str, ...]] = {}  # variable -> the names it uses
+        self.field_refs: set[str] = set()  # names the rendered fields use
         self.rendered_total = 0  # characters rendered so far (MAX_TOTAL_RENDERED_CHARS)
 
     def render(self) -> RenderedJob | None:
@@ -372,8 +378,23 @@ class _Renderer:
                 )
                 for i, a in enumerate(spec.artifacts)
             ),
+            unused_cli_vars=self._unused_cli_vars(),  # last: every field is rendered by now
         )
         return None if self.problems else job
+
+    def _unused_cli_vars(self) -> tuple[str, ...]:
+        """CLI variables that reach no field: the fields' names, then what those use in turn."""
+        used = set(self.field_refs)
+        for root in ("job_name", "run_id"):
+            used.update(self.variable_refs.get(root, ()))
+        frontier = list(used)
+        while frontier:
+            for name in self.variable_refs.get(frontier.pop(), ()):
+                if name not in used:
+                    used.add(name)
+                    frontier.append(name)
+        unused = (n for n in self.cli_vars if n not in used and n not in self.spec.variables)
+        return tuple(sorted(unused))
 
     # -- variables --
 
@@ -405,6 +426,7 @@ class _Renderer:
         except TemplateError as exc:
             self._problem(where, str(exc))
             names = ()
+        self.variable_refs[name] = names
         ok = True
         for used in names:
             if used not in self.values and used not in self.templates:
@@ -461,6 +483,7 @@ class _Renderer:
         except TemplateError as exc:
             self._problem(where, str(exc))
             return template
+        self.field_refs.update(names)
         missing = [name for name in names if name not in self.values]
         for name in missing:
             # A variable that exists but failed to resolve has its own problem already.

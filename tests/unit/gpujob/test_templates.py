@@ -272,3 +272,17 @@ def test_home_project_root_is_refused() -> None:
             home="/home/me",
             run_stamp="s",
         )
+
+
+def test_cli_variables_no_field_uses_are_reported() -> None:
+    text = with_sections(
+        name="n-{tag}",
+        variables={"out": "/w/{seed}", "unused_yaml": "{fed}"},
+        run={"script_path": "{out}/r.sh", "log_path": "/l", "success_marker": "x", "body": "b"},
+    )
+    job = render(text, seed="1", tag="t", greting="hi", fed="only-an-unused-yaml-variable")
+    # seed reaches a field through `out`, tag through the name; greting reaches nothing, and
+    # fed only an unused YAML variable.
+    assert job.unused_cli_vars == ("fed", "greting")
+    # Overriding a YAML variable is never a typo, even when no field uses it.
+    assert render(text, seed="1", tag="t", unused_yaml="x").unused_cli_vars == ()

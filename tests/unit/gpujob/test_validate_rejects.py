@@ -14,6 +14,15 @@ from helpers.runpod_configs import MINIMAL_YAML, with_sections
 from pegboard.app.runpod_deploy.cli import main
 
 POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
+GREETING_JOB = with_sections(
+    variables={"greeting": "hello"},
+    run={
+        "script_path": "/w/r.sh",
+        "log_path": "/w/r.log",
+        "success_marker": "x",
+        "body": "echo {greeting}\n",
+    },
+)
 
 
 @pytest.fixture
@@ -324,3 +333,29 @@ def test_scan_consumer_flags_self_dependency(
 def test_quiet_silences_notes(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = validate(capsys, write(home, MINIMAL_YAML), "-q")
     assert code == 0 and out.startswith("ok: ") and err == ""
+
+
+def test_a_variable_no_template_uses_is_a_usage_error_naming_the_closest(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = GREETING_JOB
+    err = expect_rejected(
+        capsys,
+        write(home, text),
+        "--var greting: no template in",
+        "(did you mean greeting?)",
+        args=("--var", "greting=hi"),
+    )
+    assert len(err.splitlines()) == 1
+
+
+def test_an_unused_vars_file_entry_is_a_warning(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vars file shared by several configs may hold names one of them does not use."""
+    text = GREETING_JOB
+    vars_file = home / "vars.json"
+    vars_file.write_text(json.dumps({"greeting": "hi", "seed": 3}))
+    code, out, err = validate(capsys, write(home, text), "--vars-file", str(vars_file))
+    assert code == 0, err
+    assert "--vars-file: seed: no template in" in err and out.startswith("ok: ")

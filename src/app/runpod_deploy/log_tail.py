@@ -28,6 +28,7 @@ from .job_loading import LoadedJob, merge_cli_vars
 from .phases import job_paths
 from .pod_access import PodCommandDeps, backend_for_pointer, load_config
 from .pod_pointers import read_pointer
+from .run_history import read_manifest, run_dirs
 from .sigterm import sigterm_as_interrupt
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ def tail_logs(request: LogsRequest, deps: PodCommandDeps) -> int:
     pointer = read_pointer(Path(state_file))
     pod_id = pointer_pod_id(pointer) if pointer is not None else None
     if pointer is None or pod_id is None:
-        raise NotFound(f"no pod to read: no state file naming a pod at {state_file}")
+        raise NotFound(
+            f"no pod to read: no state file naming a pod at {state_file}" + _pulled_hint(loaded)
+        )
     backend = backend_for_pointer(deps, pointer_provider(pointer), pointer)
     run_dir = pointer.get("run_dir")
     try:
@@ -75,6 +78,18 @@ def tail_logs(request: LogsRequest, deps: PodCommandDeps) -> int:
             return _tail(shell, job, log_path, request, deps)
     finally:
         shell.close()
+
+
+def _pulled_hint(loaded: LoadedJob) -> str:
+    """Where the latest run of this config pulled its log, when its pod is released."""
+    job = loaded.job
+    for run_dir in reversed(run_dirs(Path(job.project_root))):
+        manifest = read_manifest(run_dir)
+        if manifest is not None and manifest.get("config_path") == job.config_path:
+            log = run_dir / posixpath.basename(job.run.log_path)
+            where = str(log) if log.is_file() else f"{run_dir} (its run directory)"
+            return f"; its last run released the pod and pulled the log to {where}"
+    return ""
 
 
 def _job_of_that_run(

@@ -329,6 +329,8 @@ def monitor(
                     stream.close()
                     stream = None
                 if pod_gone():
+                    # 0.8.4's event for a pod that died under the run (recipes query it).
+                    emit("pod_killed_unexpected", state=POD_TERMINATED, note=str(exc)[:500])
                     raise PhaseFailed(
                         f"the pod is gone (deleted outside this run): {exc}"
                     ) from None

@@ -261,3 +261,18 @@ def test_cli_logs_streams_raw_bytes_to_stdout(
         main(["logs", "--config", str(config), "--no-follow", "--lines", "1"])
     out, _ = capsysbinary.readouterr()
     assert stop.value.code == 0 and out == b"\xff\x00ok\n"
+
+
+def test_logs_after_the_run_released_its_pod_names_the_pulled_log(h: PodToolsHarness) -> None:
+    """on_success: delete removes the pod and its pointer; the log is in the run directory."""
+    config = _config(h)
+    older, latest = (
+        h.root / "artifacts" / "runpod" / stamp for stamp in ("20260101T0", "20260102T0")
+    )
+    for run_dir in (older, latest):
+        run_dir.mkdir(parents=True)
+        (run_dir / "run.log").write_text("done\n")
+        manifest = {"config_path": str(config.absolute()), "job_name": "fakejob"}
+        (run_dir / "runpod_deploy_pull_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(NotFound, match=f"pulled the log to {latest / 'run.log'}$"):
+        tail_logs(LogsRequest(config_path=config), h.deps())

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.gpujob_run import RunHarness
 from pegboard.adapters.fakes import FakeJob
-from pegboard.domain.errors import Transient
+from pegboard.domain.errors import NotFound, Transient
 from pegboard.domain.ports.gpu_cloud import NoCapacity
 
 GOOD_JOB = FakeJob(
@@ -321,3 +321,28 @@ def test_a_closed_stdout_does_not_fail_the_job(tmp_path: Path) -> None:
     result = h.run(deps={"job_output": closed})
     assert result.exit_code == 0
     assert (Path(result.run_dir or "") / "run.log").read_bytes().endswith(b"ALL_DONE\n")
+
+
+def test_a_pod_deleted_under_the_monitor_is_recorded_as_pod_killed_unexpected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recipes' `events-query --filter event=pod_killed_unexpected` finds such a run."""
+    h = RunHarness(tmp_path)
+    h.host.script_job(FakeJob(output=[(0.0, b"working\n")], exit_code=0, duration=600))
+    h.host.fail_next("follow_next", Transient("channel closed"))
+    get_pod = h.cloud.get_pod
+
+    def deleted_once_launched(pod_id: str) -> Any:
+        if h.host.jobs:  # the job started: the provider has since deleted the pod
+            raise NotFound(f"pod {pod_id} not found")
+        return get_pod(pod_id)
+
+    monkeypatch.setattr(h.cloud, "get_pod", deleted_once_launched)
+    result = h.run()
+    manifest = h.manifest(result)
+    assert (
+        manifest["failure_phase"] == "monitor" and "the pod is gone" in manifest["failure_reason"]
+    )
+    killed = [e for e in h.events(result) if e["event"] == "pod_killed_unexpected"]
+    assert len(killed) == 1 and killed[0]["state"] == "TERMINATED"
+    assert "channel closed" in killed[0]["note"]

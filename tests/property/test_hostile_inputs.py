@@ -424,7 +424,7 @@ def test_console_scripts_skip_hostile_records(tmp_path: Path) -> None:
     cases = [
         (["ls-runs", "--project-root", str(tmp_path)], 0),
         (["manifest-summary", "--root", str(tmp_path)], 0),
-        (["compare-runs", str(good), str(bad)], 1),  # documented: 1 when a run is unreadable
+        (["compare-runs", str(good), str(bad)], 2),  # documented: 2, a record that is bad input
         (["events", str(bad)], 0),
         (["events-query", "--root", str(runs_root)], 0),
         (["events-query", "--root", str(runs_root), "--since", "99999999999d"], 2),

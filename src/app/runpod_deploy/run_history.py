@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard.app.shared.seams import read_record_bytes
+from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
 from pegboard.domain.input_limits import MAX_RECORD_BYTES, InputRejected
@@ -22,21 +23,32 @@ logger = logging.getLogger(__name__)
 RUNS_SUBDIR = Path("artifacts") / "runpod"
 
 
-def read_manifest(path: Path) -> dict[str, Any] | None:
-    """A manifest file, or a run directory holding one; None (with a one-line warning) if
-    unreadable, malformed or past a limit (docs/runpod-deploy/records.md)."""
+class UnreadableRecord(UsageError):
+    """A record named on the command line that is missing, unreadable or malformed: bad input,
+    exit 2 like a bad config (1 stays for runtime failures and `compare-runs`' failed run)."""
+
+
+def load_manifest(path: Path) -> dict[str, Any]:
+    """A manifest file, or a run directory holding one; UnreadableRecord (one line naming the
+    file) if missing, unreadable, malformed or past a limit (docs/runpod-deploy/records.md)."""
     if path.is_dir():
         path = path / MANIFEST_FILENAME
     try:
         return forensics.parse_manifest(_read_record(path))
     except FileNotFoundError:
-        logger.warning("manifest not found: %s", path)
-        return None
+        raise UnreadableRecord(f"manifest not found: {path}") from None
     except OSError as exc:
-        logger.warning("cannot read manifest %s: %s", path, exc.strerror or exc)
-        return None
+        raise UnreadableRecord(f"cannot read manifest {path}: {exc.strerror or exc}") from None
     except InputRejected as exc:
-        logger.warning("cannot parse manifest %s: %s", path, exc)
+        raise UnreadableRecord(f"cannot parse manifest {path}: {exc}") from None
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """load_manifest, or None with a one-line warning (the listings skip a broken record)."""
+    try:
+        return load_manifest(path)
+    except UnreadableRecord as exc:
+        logger.warning("%s", exc)
         return None
 
 

@@ -109,7 +109,7 @@ def test_records_commands_skip_a_deeply_nested_record(
     assert code == 2 and "Traceback" not in err
 
     code, out, err = cli(capsys, "compare-runs", str(good), str(bad))
-    assert code == 1 and "Traceback" not in err and "nested more than 64" in err
+    assert code == 2 and "Traceback" not in err and "nested more than 64" in err
 
     code, out, err = cli(capsys, "events", str(bad))
     assert code == 0 and "Traceback" not in err

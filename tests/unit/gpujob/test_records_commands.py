@@ -225,12 +225,50 @@ def test_compare_two_0_8_4_successes_exits_0(
     assert code == 0 and "failure_phase" not in out and "outcome" not in out
 
 
-def test_compare_runs_missing_manifest_exits_1(
+def test_compare_runs_missing_or_broken_manifest_is_one_usage_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 12: a missing run is exit 2 with the prefix, like `events missing` (0.8.4: 1)."""
     a = write_run(tmp_path, "a", MANIFEST_084)
     code, out, err = cli(capsys, "compare-runs", str(a), str(tmp_path / "nope"))
-    assert (code, out) == (1, "") and "manifest not found" in err
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == f"runpod-deploy: compare-runs: no such manifest or run directory: {tmp_path / 'nope'}\n"
+    )
+    broken = tmp_path / "broken.json"
+    broken.write_text("[1,")
+    code, out, err = cli(capsys, "compare-runs", str(a), str(broken))
+    assert (code, out) == (2, "") and err.startswith("runpod-deploy: cannot parse manifest")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("events", "missing"),
+        ("ls-runs", "--project-root", "/nonexistent"),
+        ("manifest-summary", "missing"),
+        ("manifest-summary", "--root", "/nonexistent"),
+        ("events-query", "--root", "/nonexistent"),
+        ("capture-env", "--project-root", "/nonexistent"),
+    ],
+)
+def test_a_path_that_is_not_there_is_exit_2_with_one_line(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, *args)
+    assert (code, out) == (2, "")
+    assert err.startswith("runpod-deploy: ") and len(err.splitlines()) == 1, err
+
+
+def test_events_without_a_run_dir_reads_the_projects_latest_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    latest = sorted((project / "artifacts" / "runpod").iterdir())[-1]
+    code, out, _ = cli(capsys, "events", "--project-root", str(project))
+    assert code == 0
+    assert out == cli(capsys, "events", str(latest))[1]
 
 
 def test_events_timeline(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

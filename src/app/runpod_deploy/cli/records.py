@@ -15,7 +15,13 @@ import click
 
 from pegboard.app.runpod_deploy import seams
 from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED, EXIT_OK
-from pegboard.app.runpod_deploy.run_history import RUNS_SUBDIR, read_events, read_manifest, run_dirs
+from pegboard.app.runpod_deploy.run_history import (
+    RUNS_SUBDIR,
+    load_manifest,
+    read_events,
+    read_manifest,
+    run_dirs,
+)
 from pegboard.app.shared import seams as shared_seams
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
@@ -27,9 +33,17 @@ logger = logging.getLogger(__name__)
 
 
 def _existing_dir(path: Path, flag: str) -> Path:
+    """A directory named on the command line; one that is not there is a usage error (2)."""
     if not path.is_dir():
         raise UsageError(f"{flag}: no such directory: {path}")
     return path
+
+
+def _existing(command: str, paths: tuple[Path, ...]) -> None:
+    """Manifests or run directories named on the command line must exist (else exit 2)."""
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        raise UsageError(f"{command}: no such manifest or run directory: {', '.join(missing)}")
 
 
 def _now() -> datetime:
@@ -49,7 +63,7 @@ def _now() -> datetime:
 @verbosity_options
 def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
     """List past runs of a project, oldest first."""
-    root = project_root.resolve()
+    root = _existing_dir(project_root, "--project-root").resolve()
     found = run_dirs(root)
     if limit is not None:
         found = found[-limit:]
@@ -63,7 +77,11 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
     elif rows:
         click.echo(forensics.format_runs_table(rows))
     else:
-        logger.info("no runs found under %s", root / RUNS_SUBDIR)
+        logger.info(
+            "no runs found under %s (a run records under its config's project root, "
+            "local.project_root from the config's folder: pass that with --project-root)",
+            root / RUNS_SUBDIR,
+        )
     return EXIT_OK
 
 
@@ -80,9 +98,8 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
     if (manifest is None) == (root is None):
         raise UsageError("manifest-summary: give exactly one of MANIFEST or --root DIR")
     if manifest is not None:
-        data = read_manifest(manifest)
-        if data is None:
-            raise UsageError(f"manifest-summary: cannot read manifest {manifest}")
+        _existing("manifest-summary", (manifest,))
+        data = load_manifest(manifest)
         click.echo(forensics.format_manifest_summary(data))
         return EXIT_OK
     assert root is not None
@@ -107,20 +124,37 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
 @click.argument("b", type=click.Path(path_type=Path))
 @verbosity_options
 def compare_runs(a: Path, b: Path) -> int:
-    """Diff two runs (manifest files or run directories). Exit 1 if either failed or is missing."""
-    first, second = read_manifest(a), read_manifest(b)
-    if first is None or second is None:
-        return EXIT_FAILED
+    """Diff two runs (manifest files or run directories). Exit 1 if either failed or cannot
+    be read, 2 if either is not there."""
+    _existing("compare-runs", (a, b))
+    first, second = load_manifest(a), load_manifest(b)
     click.echo(forensics.format_comparison(str(a), str(b), first, second))
     return EXIT_FAILED if first.get("failed") or second.get("failed") else EXIT_OK
 
 
 @click.command("events")
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--project-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="Without RUN_DIR: the latest run of this project (its artifacts/runpod/).",
+)
 @verbosity_options
-def events(run_dir: Path) -> int:
-    """Timeline of a run's events.jsonl, as offsets from the first event."""
-    if not run_dir.exists():
+def events(run_dir: Path | None, project_root: Path) -> int:
+    """Timeline of a run's events.jsonl (default: the project's latest run), as offsets from
+    the first event."""
+    if run_dir is None:
+        found = run_dirs(_existing_dir(project_root, "--project-root"))
+        if not found:
+            raise UsageError(
+                f"events: no runs under {project_root / RUNS_SUBDIR}; give RUN_DIR, or the "
+                "project of the config with --project-root"
+            )
+        run_dir = found[-1]
+        logger.info("events of %s", run_dir)
+    elif not run_dir.exists():
         raise UsageError(f"events: no such run directory: {run_dir}")
     found = read_events(run_dir)
     if not found:

@@ -5,22 +5,34 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-deps
+# `make demo` installs only what the demo runs: pegboard and its runtime dependencies, plus the
+# extras named here (none yet), never the dev tools (mypy, hypothesis, kubernetes-validate...).
+DEMO_EXTRAS ?=
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test check lint typecheck imports pytest install bench bench-fleet clean dev-check
 
-$(STAMP): pyproject.toml setup.py
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
+
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install -q '.[dev]'
 	touch $(STAMP)
 
+$(DEMO_STAMP): pyproject.toml setup.py Makefile | $(BIN)/python
+	$(BIN)/python -m pip install -q '.$(if $(DEMO_EXTRAS),[$(DEMO_EXTRAS)])'
+	touch $(DEMO_STAMP)
+
 # A regular (non-editable) install, so tests and mypy see exactly what users get. build/ goes
 # first: setuptools copies into it and never deletes, so a moved module would live on installed.
-install: $(STAMP)
-	rm -rf build
-	$(BIN)/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
+REINSTALL = rm -rf build && $(BIN)/python -m pip install -q --no-deps --no-build-isolation --force-reinstall .
 
-demo: install
+install: $(STAMP)
+	$(REINSTALL)
+
+demo: $(DEMO_STAMP)
+	$(REINSTALL)
 	BIN=$(BIN) scripts/demo.sh
 
 test: install

@@ -242,35 +242,39 @@ def _failed_cell(row: RunRow) -> str:
 
 
 def format_manifest_summary(manifest: Mapping[str, Any]) -> str:
+    """One `label: value` line per field, values aligned in one column, `—` for a missing one
+    (as compare-runs and ls-runs show it); our newer fields only when the manifest has them."""
     m = manifest
-    lines = [
-        f"job:           {_plain(m.get('job_name'))}",
-        f"run_id:        {_plain(m.get('run_id'))}",
-        f"failed:        {_plain(m.get('failed'))}",
+    fields: list[tuple[str, Any]] = [
+        ("job", m.get("job_name")),
+        ("run_id", m.get("run_id")),
+        ("failed", m.get("failed")),
     ]
-    lines += [f"{key}: ".ljust(15) + _plain(m[key]) for key in _NEWER_KEYS if key in m]
-    lines += [
-        f"schema:        {_plain(m.get('schema_version'))}",
-        f"pod_id:        {_plain(m.get('pod_id'))}",
-        f"gpu:           {_plain(m.get('gpu_id'))}",
-        f"datacenter:    {_plain(m.get('datacenter_id'))}",
+    fields += [(key, m[key]) for key in _NEWER_KEYS if key in m]
+    fields += [
+        ("schema", m.get("schema_version")),
+        ("pod_id", m.get("pod_id")),
+        ("gpu", m.get("gpu_id")),
+        ("datacenter", m.get("datacenter_id")),
     ]
     if "cloud_type" in m:
-        lines.append(f"cloud_type:    {_plain(m.get('cloud_type'))}")
-    lines += [
-        f"image:         {_plain(m.get('image'))}",
-        f"storage:       {_plain(m.get('storage_mode'))}",
-        f"wall_time_sec: {_plain(m.get('wall_time_sec'))}",
-        f"price_usd/hr:  {_plain(m.get('gpu_price_per_hour_usd'))} "
-        f"({_plain(m.get('gpu_price_source'))})",
-        f"est_cost_usd:  {_plain(m.get('estimated_cost_usd'))}",
-        f"cost_cap_usd:  {_plain(m.get('cost_cap_usd'))}",
-        f"final_state:   {_plain(m.get('pod_final_state'))}",
+        fields.append(("cloud_type", m.get("cloud_type")))
+    price, source = m.get("gpu_price_per_hour_usd"), m.get("gpu_price_source")
+    fields += [
+        ("image", m.get("image")),
+        ("storage", m.get("storage_mode")),
+        ("wall_time_sec", m.get("wall_time_sec")),
+        ("price_usd/hr", None if price is None else f"{price} ({_plain(source)})"),
+        ("est_cost_usd", m.get("estimated_cost_usd")),
+        ("cost_cap_usd", m.get("cost_cap_usd")),
+        ("final_state", m.get("pod_final_state")),
     ]
+    lines = [f"{label}:".ljust(_SUMMARY_LABEL_WIDTH) + _plain(value) for label, value in fields]
     metadata = m.get("deploy_metadata")
     if isinstance(metadata, Mapping) and metadata:
         lines.append("deploy_metadata:")
-        lines += [f"  {key}: {_plain(value)}" for key, value in metadata.items()]
+        width = max(len(str(key)) for key in metadata) + 2
+        lines += [f"  {f'{key}:'.ljust(width)}{_plain(value)}" for key, value in metadata.items()]
     artifacts = [a for a in _list(m.get("artifacts")) if isinstance(a, Mapping)]
     if artifacts:
         lines.append("artifacts:")
@@ -284,6 +288,10 @@ def format_manifest_summary(manifest: Mapping[str, Any]) -> str:
         lines.append("telemetry_files:")
         lines += [f"  - {name}" for name in telemetry]
     return "\n".join(lines)
+
+
+# `failure_reason:` is the longest label, then one space: every value starts in one column.
+_SUMMARY_LABEL_WIDTH = len("failure_reason:") + 1
 
 
 @attrs.frozen
@@ -424,7 +432,7 @@ def _as_text(value: Any) -> str:
 
 
 def _plain(value: Any) -> str:
-    return str(value)
+    return _MISSING if value is None else str(value)
 
 
 def _opt_str(value: Any) -> str | None:

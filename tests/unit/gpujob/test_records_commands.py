@@ -150,12 +150,12 @@ def test_manifest_summary_of_a_0_8_4_manifest(
     code, out, _ = cli(capsys, "manifest-summary", str(path))
     assert code == 0
     assert out.splitlines()[:4] == [
-        "job:           simjob-s{seed}",
-        "run_id:        simjob-s7-20260517T120000Z",
-        "failed:        False",
-        "schema:        v2",
+        "job:            simjob-s{seed}",
+        "run_id:         simjob-s7-20260517T120000Z",
+        "failed:         False",
+        "schema:         v2",
     ]
-    assert "price_usd/hr:  0.17 (pod_describe)" in out
+    assert "price_usd/hr:   0.17 (pod_describe)" in out
     assert "  - gpu-info: status=success duration_sec=1.5" in out
     assert "failure_phase" not in out
 
@@ -167,8 +167,26 @@ def test_manifest_summary_shows_our_failure_fields(
         capsys, "manifest-summary", str(project / "artifacts/runpod/20260517T130000.000001Z-beef")
     )
     assert code == 0
-    assert "failure_phase: monitor" in out and "failure_reason: remote script exited with 1" in out
-    assert "cloud_type:    SECURE" in out
+    assert "failure_phase:  monitor" in out and "failure_reason: remote script exited with 1" in out
+    assert "cloud_type:     SECURE" in out
+
+
+def test_manifest_summary_aligns_every_value_and_shows_missing_as_a_dash(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12: `failure_reason` stuck out of the column, and missing values printed `None`."""
+    run_dir = project / "artifacts/runpod/20260517T130000.000001Z-beef"
+    manifest = json.loads((run_dir / "runpod_deploy_pull_manifest.json").read_text())
+    manifest.update(failure_reason=None, image=None)
+    manifest["deploy_metadata"]["local_git_sha"] = None
+    (run_dir / "runpod_deploy_pull_manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = cli(capsys, "manifest-summary", str(run_dir))
+    assert code == 0 and "None" not in out
+    top = [line for line in out.splitlines() if not line.startswith(" ") and not line.endswith(":")]
+    columns = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in top}
+    assert len(columns) == 1, out
+    assert "failure_reason: —" in out and "image:          —" in out
+    assert "  local_git_sha:           —" in out
 
 
 def test_manifest_summary_root_totals(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,9 +11,10 @@ are imported inside them, so nothing heavy loads until it is used.
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pegboard.app.shared.seams import read_record_bytes
 
@@ -60,14 +61,22 @@ def deploy_metadata(project_root: str) -> DeployMetadata:
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------
 
 
+def _stdout() -> TextIO:
+    """sys.stdout; started with stdout closed (`>&-`) Python sets it to None: EBADF, the error
+    a write to a closed descriptor gives, so callers handle one kind of failure."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "stdout is closed")
+    return sys.stdout
+
+
 def write_stdout_bytes(chunk: bytes) -> None:
-    sys.stdout.buffer.write(chunk)
-    sys.stdout.buffer.flush()
+    stdout = _stdout().buffer
+    stdout.write(chunk)
+    stdout.flush()
 
 
 def write_stdout_line(line: str) -> None:
-    sys.stdout.buffer.write(line.encode() + b"\n")
-    sys.stdout.buffer.flush()
+    write_stdout_bytes(line.encode() + b"\n")
 
 
 def write_stderr_bytes(chunk: bytes) -> None:
@@ -78,8 +87,9 @@ def write_stderr_bytes(chunk: bytes) -> None:
 
 def echo_line(line: str) -> None:
     """One result line on whatever sys.stdout is now (pytest capture, redirections)."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    stdout = _stdout()
+    stdout.write(line + "\n")
+    stdout.flush()
 
 
 def ask_on_stderr(prompt: str) -> str | None:

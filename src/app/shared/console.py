@@ -76,7 +76,7 @@ def _run_group(
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # the command alone prints its help, as click does
         else:
-            where = exc.ctx.command_path if exc.ctx is not None else prog
+            where = exc.ctx.command_path if exc.ctx is not None else command_path(group, prog, args)
             write_stderr(error_line(prog, f"{exc.format_message()} (see '{where} --help')"))
         code = codes.usage
     except click.ClickException as exc:
@@ -174,6 +174,24 @@ def _discard_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):  # no fileno (a StringIO), a closed stream
         pass
+
+
+def command_path(group: click.Group, prog: str, args: Sequence[str]) -> str:
+    """The subcommand `args` name (`prog validate`): click raises some usage errors (an option
+    with no value) without a context, and the help to point at is still the subcommand's."""
+    words, command = [prog], group
+    context = click.Context(group, info_name=prog)
+    for arg in args:
+        if not isinstance(command, click.Group):
+            break
+        if arg.startswith("-"):
+            continue  # a group option (-h, --version): none of them takes a value
+        found = command.get_command(context, arg)
+        if found is None:
+            break
+        words.append(arg)
+        command = found
+    return " ".join(words)
 
 
 def report_error(prog: str, error: BaseException) -> None:

@@ -178,7 +178,7 @@ def test_item8_an_unwritable_state_directory_fails_the_run_before_create(
 ) -> None:
     if os.geteuid() == 0:
         pytest.skip("root writes into a read-only directory")
-    state = deploy.home / ".runpod-deploy" / "state"
+    state = deploy.home / ".local" / "state" / "runpod-deploy"
     state.mkdir(parents=True)
     state.chmod(0o500)
     try:

@@ -15,8 +15,8 @@ from dependency_injector import providers
 from pegboard.adapters.fakes import FakeClock, FakeFileSync, FakeGpuCloud, FakeHost, FakeShell
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.pod_access import PodCommandDeps
-from pegboard.app.runpod_deploy.pod_pointers import state_dir
 from pegboard.app.runpod_deploy.run_types import Backend
+from pegboard.app.runpod_deploy.state_paths import state_paths
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
@@ -92,7 +92,7 @@ class PodToolsHarness:
         key: str = "pod_id",
     ) -> Path:
         """A state file as `run` writes it (with its run's manifest), or 0.8.4's (provider None)."""
-        path = state_dir(str(self.home)) / f"{name}.json"
+        path = state_paths(str(self.home), {}).directory / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         data: dict[str, Any] = {key: pod_id, "gpu_id": "G", "image": "img:1"}
         if provider is not None:

@@ -67,6 +67,7 @@ def check_config(
         read_document=read_document,
         cli_vars=request.cli_vars,
         home=home,
+        environ=environ,
         now=now,
         unique_suffix=unique_suffix,
         cost_cap_usd=request.cost_cap_usd,

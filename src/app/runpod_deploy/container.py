@@ -201,6 +201,7 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
     )
     pod_command_deps: providers.Factory[PodCommandDeps] = providers.Factory(
         PodCommandDeps,
+        environ=environ,
         backend_for=backend_for,
         backend_at=backend_at,
         clock=clock,

@@ -32,6 +32,8 @@ from pegboard.domain.gpujob.templates import (
 )
 from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
 
+from .state_paths import state_paths
+
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
     from .run_types import ReadDocument
 
@@ -66,6 +68,7 @@ def load_job(
     cli_vars: Mapping[str, str],
     home: str,
     now: datetime,
+    environ: Mapping[str, str] | None = None,
     unique_suffix: str,
     cost_cap_usd: float | None = None,
     max_runtime_minutes: int | None = None,
@@ -78,14 +81,20 @@ def load_job(
     spec = apply_budget_overrides(
         spec, cost_cap_usd=cost_cap_usd, max_runtime_minutes=max_runtime_minutes
     )
+    state = state_paths(home, environ or {})
     builtins = make_builtins(
         spec,
         document=document,
         config_path=str(absolute),
         home=home,
         run_stamp=run_dir_name(now, unique_suffix),
+        state_dir=str(state.directory),
     )
     job = render_job(spec, cli_vars=cli_vars, builtins=builtins, document=document)
+    if spec.state_file is None and not Path(job.state_file).exists():
+        twin = state.legacy_twin(Path(job.state_file))
+        if twin is not None:  # written by an earlier release: keep using it
+            job = attrs.evolve(job, state_file=str(twin))
     _check_unused_vars(job, cli_vars)
     _check_local_paths(document, spec, job)
     overridden = cost_cap_usd is not None or max_runtime_minutes is not None

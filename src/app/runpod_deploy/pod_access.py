@@ -39,6 +39,7 @@ class PodCommandDeps:
     # provider's host, key and pinned host key file) -> the Backend that reaches the pod it
     # names; None: backend_for(provider)
     backend_at: BackendAt | None = None
+    environ: Mapping[str, str] = attrs.field(factory=dict)  # XDG_STATE_HOME (state_paths.py)
 
 
 def cloud_for_flag(deps: PodCommandDeps, provider: str) -> GpuCloud:
@@ -66,6 +67,7 @@ def load_config(
         read_document=deps.read_document,
         cli_vars=cli_vars,
         home=deps.home,
+        environ=deps.environ,
         now=datetime.fromtimestamp(deps.clock.now(), UTC),
         unique_suffix=deps.random_hex(),
     )

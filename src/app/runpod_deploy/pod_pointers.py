@@ -3,16 +3,17 @@
 Two exist per run: the per-run pointer (`<state dir>/runs/<run stamp>.json`, unique to the run,
 written before the pod is created and the one every release command names) and the config's
 `state_file` (shared by the runs of one config: recycle, `logs --config`, 0.8.4 scripts).
-The state files of this user are `~/.runpod-deploy/state/*.json` (the per-config default of
-`templates.default_state_file`), `~/.runpod-deploy/state/runs/*.json`, and 0.8.4's
-`~/.runpod-deploy-current` (still read, never written); a config's own `state_file:` elsewhere
-is found through `--config` or `--state-file`.
+The state directory follows XDG: `$XDG_STATE_HOME/runpod-deploy` (default
+`~/.local/state/runpod-deploy`), holding the per-config defaults of
+`templates.default_state_file` and `runs/`. Still read, never written: the state directory of
+earlier pegboard releases, `~/.runpod-deploy/state` (and its `runs/`), and 0.8.4's
+`~/.runpod-deploy-current`. A config's own `state_file:` elsewhere is found through `--config`
+or `--state-file`.
 """
 
 from __future__ import annotations
 
 import logging
-import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,17 +21,13 @@ from typing import Any
 from pegboard.app.shared.seams import read_record_bytes
 from pegboard.domain.gpujob.records import MANIFEST_NAME
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_pod_name
-from pegboard.domain.gpujob.templates import default_state_file
 from pegboard.domain.input_limits import MAX_CONFIG_BYTES, MAX_RECORD_BYTES, decode_text, loads_json
 
 from .provider_locators import forget_pinned_host_keys, pinned_host_keys_path, recorded_locator
 from .run_recorder import write_json_atomic
+from .state_paths import RUN_POINTERS_SUBDIR, StatePaths
 
 logger = logging.getLogger(__name__)
-
-RUN_POINTERS_SUBDIR = "runs"
-# 0.8.4's one state file for every config (its default `state_file`): still read, never written.
-LEGACY_STATE_FILE = ".runpod-deploy-current"
 
 
 class PodPointer:
@@ -69,12 +66,6 @@ class PodPointer:
         return True
 
 
-def state_dir(home: str) -> Path:
-    """Where `run` keeps the user's pod pointers (the per-config defaults and `runs/`)."""
-    default = posixpath.dirname(default_state_file(config_path="", job_name="job"))
-    return Path(home) / default.removeprefix("~/")
-
-
 def run_pointer_path(state_dir: Path, run_stamp: str) -> Path:
     """`<state dir>/runs/<run stamp>.json`: unique per run, and short whatever the job name."""
     return state_dir / RUN_POINTERS_SUBDIR / f"{run_stamp}.json"
@@ -85,15 +76,15 @@ def read_pointer(path: Path) -> dict[str, Any] | None:
     return PodPointer(path).read()
 
 
-def user_pointers(home: str) -> dict[str, dict[str, Any]]:
-    """Every readable state file of this user that names a pod: the state directory, its
-    `runs/`, and 0.8.4's `~/.runpod-deploy-current`."""
-    directory = state_dir(home)
+def user_pointers(state: StatePaths) -> dict[str, dict[str, Any]]:
+    """Every readable state file of this user that names a pod: the state directory and its
+    `runs/`, the same in the legacy directory, and 0.8.4's `~/.runpod-deploy-current`."""
     found = {}
-    paths = [Path(home) / LEGACY_STATE_FILE]
-    if directory.is_dir():
-        paths += sorted(directory.glob("*.json"))
-        paths += sorted((directory / RUN_POINTERS_SUBDIR).glob("*.json"))
+    paths = [state.legacy_file]
+    for directory in (state.directory, state.legacy_directory):
+        if directory.is_dir():
+            paths += sorted(directory.glob("*.json"))
+            paths += sorted((directory / RUN_POINTERS_SUBDIR).glob("*.json"))
     for path in paths:
         data = read_pointer(path)
         if data is not None and (pointer_pod_id(data) or pointer_pod_name(data)):

@@ -51,6 +51,7 @@ from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_TERMINATED, GpuCloud
 from .exit_codes import EXIT_CLEANUP_PARTIAL, EXIT_FAILED, EXIT_OK
 from .pod_access import PodCommandDeps, backend_for_pointer, cloud_for_flag
 from .pod_pointers import lifecycle_of, read_pointer, unlink_pointer_if_names, user_pointers
+from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodCommandDeps)
     pod_id = request.expect_pod_id
     pointers = [
         Path(path)
-        for path, data in user_pointers(deps.home).items()
+        for path, data in user_pointers(state_paths(deps.home, deps.environ)).items()
         if pointer_pod_id(data) == pod_id and pointer_provider(data) == provider
     ]
     return _release(request, cloud, pod_id=pod_id, provider=provider, pointers=pointers)
@@ -255,7 +256,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
     stopped = cloud.list_pods(status=POD_EXITED)
     pointers = {
         path: data
-        for path, data in user_pointers(deps.home).items()
+        for path, data in user_pointers(state_paths(deps.home, deps.environ)).items()
         if pointer_provider(data) == provider
     }
     run_prefixes = {p for p in (owner_prefix(data) for data in pointers.values()) if p}

@@ -60,6 +60,7 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
         read_document=deps.read_document,
         cli_vars=request.cli_vars,
         home=deps.home,
+        environ=deps.environ,
         now=datetime.fromtimestamp(now, UTC),
         unique_suffix=deps.random_hex(),
         cost_cap_usd=request.cost_cap_usd,

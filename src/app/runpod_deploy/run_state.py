@@ -34,9 +34,10 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .kill_points import kill_point
 from .phases import JobPaths, Redactor
-from .pod_pointers import PodPointer, run_pointer_path, state_dir
+from .pod_pointers import PodPointer, run_pointer_path
 from .run_recorder import RunRecorder
 from .run_types import Backend, PhaseFailed, RunDeps, RunRequest
+from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,9 @@ class RunContext:
             recorder=RunRecorder(Path(job.run_dir), deps.clock, mask=redact.mask_record),
             pointers=RunPointers(
                 config=PodPointer(Path(job.state_file)),
-                run=PodPointer(run_pointer_path(state_dir(deps.home), run_stamp)),
+                run=PodPointer(
+                    run_pointer_path(state_paths(deps.home, deps.environ).directory, run_stamp)
+                ),
             ),
             redact=redact,
             backend=backend,

@@ -27,6 +27,7 @@ from pegboard.domain.gpujob.stale import (
 
 from .pod_access import PodCommandDeps, cloud_for_flag
 from .pod_pointers import user_pointers
+from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def list_stale(*, provider: str, as_json: bool, deps: PodCommandDeps) -> int:
     cloud = cloud_for_flag(deps, provider)
     report = stale_report(
         pods=cloud.list_pods(),
-        pointers=user_pointers(deps.home),
+        pointers=user_pointers(state_paths(deps.home, deps.environ)),
         provider=provider,
         now=deps.clock.now(),
         usd_per_gb_month=storage_rate(provider),

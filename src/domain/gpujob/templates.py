@@ -45,6 +45,8 @@ from pegboard.domain.input_limits import (
 )
 
 __all__ = [
+    "DEFAULT_STATE_DIR",
+    "LEGACY_STATE_DIR",
     "RenderedArtifact",
     "RenderedCommand",
     "RenderedJob",
@@ -63,6 +65,11 @@ __all__ = [
 ]
 
 ARTIFACTS_SUBDIR = "artifacts/runpod"
+# Where the per-config default state files live: $XDG_STATE_HOME/runpod-deploy, which the app
+# resolves from the environment; this is XDG's default for it. Earlier releases of pegboard used
+# LEGACY_STATE_DIR, which the app still reads.
+DEFAULT_STATE_DIR = "~/.local/state/runpod-deploy"
+LEGACY_STATE_DIR = "~/.runpod-deploy/state"
 
 
 def run_dir_name(now: datetime, unique_suffix: str) -> str:
@@ -80,6 +87,7 @@ class RunBuiltins:
     project_root: str  # absolute, resolved from local.project_root
     run_stamp: str  # run_dir_name(...)
     home: str  # for `~` in local paths and the state file
+    state_dir: str = DEFAULT_STATE_DIR  # the directory of the default state file (`~` = home)
 
     @property
     def config_dir(self) -> str:
@@ -97,6 +105,7 @@ def make_builtins(
     config_path: str,
     home: str,
     run_stamp: str,
+    state_dir: str = DEFAULT_STATE_DIR,
 ) -> RunBuiltins:
     """Resolve `local.project_root` (relative to the config's folder, `~` = home).
 
@@ -118,15 +127,23 @@ def make_builtins(
                 )
             ]
         )
-    return RunBuiltins(config_path=config_path, project_root=root, run_stamp=run_stamp, home=home)
+    return RunBuiltins(
+        config_path=config_path,
+        project_root=root,
+        run_stamp=run_stamp,
+        home=home,
+        state_dir=state_dir,
+    )
 
 
-def default_state_file(*, config_path: str, job_name: str) -> str:
+def default_state_file(
+    *, config_path: str, job_name: str, state_dir: str = DEFAULT_STATE_DIR
+) -> str:
     """Per config and job name, so configs (and sweep shards with templated names) never share
     a pod pointer; stable across runs of the same config, so `recycle` finds its pod."""
     digest = hashlib.sha256(config_path.encode()).hexdigest()[:10]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", job_name).strip("_") or "job"
-    return f"~/.runpod-deploy/state/{slug}-{digest}.json"
+    return posixpath.join(state_dir, f"{slug}-{digest}.json")
 
 
 @attrs.frozen
@@ -300,7 +317,9 @@ class _Renderer:
         state_file = (
             text(spec.state_file, ("state_file",))
             if spec.state_file is not None
-            else default_state_file(config_path=b.config_path, job_name=job_name)
+            else default_state_file(
+                config_path=b.config_path, job_name=job_name, state_dir=b.state_dir
+            )
         )
         job = RenderedJob(
             spec=spec,

@@ -13,6 +13,7 @@ import pytest
 
 from helpers.gpujob_run import RunHarness
 from helpers.pod_tools import PodToolsHarness
+from helpers.runpod_configs import MINIMAL_YAML
 from pegboard.adapters.fakes import FakeClock, FakeJob
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job
@@ -20,6 +21,7 @@ from pegboard.app.runpod_deploy.phases import job_paths, monitor
 from pegboard.app.runpod_deploy.pod_release import PointerCleanup, cleanup_pointer
 from pegboard.app.runpod_deploy.run_recorder import write_json_atomic
 from pegboard.app.runpod_deploy.run_types import PhaseFailed, Timing
+from pegboard.app.runpod_deploy.state_paths import state_paths
 from pegboard.domain.errors import ConfigError, NotFound, Transient, UsageError
 from pegboard.domain.gpujob.plan import RunBudget
 
@@ -29,7 +31,7 @@ FAILING_JOB = FakeJob(output=[(0.0, b"boom\n")], exit_code=3)
 
 
 def _run_pointers(h: RunHarness) -> dict[str, dict[str, Any]]:
-    directory = h.root / "home" / ".runpod-deploy" / "state" / "runs"
+    directory = h.root / "home" / ".local" / "state" / "runpod-deploy" / "runs"
     return {str(p): json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
 
 
@@ -255,7 +257,59 @@ def test_the_084_single_state_file_is_still_read(tmp_path: Path) -> None:
     home.mkdir()
     legacy = home / ".runpod-deploy-current"
     legacy.write_text(json.dumps({"pod_id": "abc", "gpu_id": "G", "image": "i"}))
-    assert user_pointers(str(home)) == {str(legacy): json.loads(legacy.read_text())}
+    assert user_pointers(state_paths(str(home), {})) == {
+        str(legacy): json.loads(legacy.read_text())
+    }
+
+
+# --- XDG (issue 12 item 14) ---------------------------------------------------------------------
+
+
+def test_state_follows_xdg_state_home(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    default = state_paths(home, {})
+    assert default.directory == tmp_path / "home" / ".local" / "state" / "runpod-deploy"
+    assert state_paths(home, {"XDG_STATE_HOME": "/xdg"}).directory == Path("/xdg/runpod-deploy")
+    assert state_paths(home, {"XDG_STATE_HOME": "relative"}).directory == default.directory
+    h = RunHarness(tmp_path, config={"lifecycle": {"on_success": "stop", "on_failure": "stop"}})
+    h.host.script_job(GOOD_JOB)
+    h.host.put("/workspace/out/result.json", b"{}")
+    result = h.run(deps={"environ": {"XDG_STATE_HOME": str(tmp_path / "xdg")}})
+    runs = tmp_path / "xdg" / "runpod-deploy" / "runs"
+    # the run's own pointer (the harness's config names its own state_file)
+    assert result.exit_code == 0 and [p.name for p in runs.iterdir()] == [
+        f"{Path(result.run_dir or '').name}.json"
+    ]
+
+
+def test_state_files_of_earlier_releases_are_still_read(tmp_path: Path) -> None:
+    """~/.runpod-deploy/state/ (pegboard before XDG): listed by ls-stale and bulk cleanup, and a
+    config's default state file there is the one its next run uses (recycle, logs --config)."""
+    from pegboard.app.runpod_deploy.pod_pointers import user_pointers
+
+    home = tmp_path / "home"
+    old_runs = home / ".runpod-deploy" / "state" / "runs"
+    old_runs.mkdir(parents=True)
+    (old_runs / "20260101T000000Z-aa.json").write_text(json.dumps({"pod_id": "old-run"}))
+    assert [d["pod_id"] for d in user_pointers(state_paths(str(home), {})).values()] == ["old-run"]
+    config = tmp_path / "job.yaml"
+    config.write_text(MINIMAL_YAML)
+    fresh = _load(config, home)
+    assert fresh.job.state_file.startswith(str(home / ".local" / "state" / "runpod-deploy"))
+    old = home / ".runpod-deploy" / "state" / Path(fresh.job.state_file).name
+    old.write_text(json.dumps({"pod_id": "kept-for-recycle"}))
+    assert _load(config, home).job.state_file == str(old)
+
+
+def _load(config: Path, home: Path) -> Any:
+    return load_job(
+        config_path=config,
+        read_document=read_yaml_document,
+        cli_vars={},
+        home=str(home),
+        now=NEW_YEAR,
+        unique_suffix="abcd",
+    )
 
 
 def test_a_pointer_written_before_create_goes_when_no_pod_was_made(tmp_path: Path) -> None:

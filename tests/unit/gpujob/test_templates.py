@@ -223,7 +223,7 @@ def test_state_file_is_templated_and_defaults_per_config() -> None:
     explicit = render(with_sections(state_file="~/.state-{job_name}"))
     assert explicit.state_file == "/home/me/.state-hello"
     default = render(MINIMAL_YAML)
-    assert default.state_file.startswith("/home/me/.runpod-deploy/state/hello-")
+    assert default.state_file.startswith("/home/me/.local/state/runpod-deploy/hello-")  # XDG
     other = default_state_file(config_path="/proj/other.yaml", job_name="hello")
     assert other != default_state_file(config_path="/proj/cfg/job.yaml", job_name="hello")
 

@@ -21,9 +21,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from pegboard import __version__
 from pegboard.app.shared.dependency_injection import containers, providers
 from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
+from pegboard.app.shared.traced_port import traced
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
@@ -139,9 +142,27 @@ def _backend_for(backends: providers.Aggregate[Backend]) -> BackendFor:
             raise UsageError(
                 f"pod.provider: unknown provider {provider!r} ({' or '.join(backends.providers)})"
             )
-        return backends(provider)
+        return traced_backend(backends(provider))
 
     return backend_for
+
+
+def traced_backend(backend: Backend) -> Backend:
+    """`-v` shows every cloud, shell and file-sync call with its duration (traced_port.py)."""
+    name = backend.cloud.provider
+
+    def open_shell(status: PodStatus) -> RemoteShell:
+        return traced(backend.open_shell(status), f"{name}.shell")
+
+    def open_sync(status: PodStatus) -> FileSync:
+        return traced(backend.open_sync(status), f"{name}.sync")
+
+    return attrs.evolve(
+        backend,
+        cloud=traced(backend.cloud, f"{name}.cloud"),
+        open_shell=open_shell,
+        open_sync=open_sync,
+    )
 
 
 def _backend_at(backend_for: BackendFor, backends: providers.Aggregate[Backend]) -> BackendAt:
@@ -150,7 +171,7 @@ def _backend_at(backend_for: BackendFor, backends: providers.Aggregate[Backend])
         pointer recorded); no locator: backend_for(provider), as a test may override it."""
         if not locator or provider not in backends.providers:
             return backend_for(provider)  # an unknown provider: the usage error naming it
-        return backends(provider, locator=locator)
+        return traced_backend(backends(provider, locator=locator))
 
     return backend_at
 

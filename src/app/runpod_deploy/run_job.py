@@ -41,13 +41,14 @@ from .job_loading import LoadedJob, load_job
 from .lifecycle_action import finish
 from .on_pod import run_on_pod
 from .phases import Redactor, secret_payload
-from .pod_pointers import run_pointer_path, state_dir
+from .pod_pointers import run_pointer_path
 from .provider_locators import config_locator, pinned_host_keys_path
 from .provisioning import provision
 from .run_manifest import write_manifest
 from .run_recorder import prove_writable
 from .run_state import PodClaim, RunContext, RunProgress, RunRecord
 from .run_types import Backend, PhaseFailed, RunDeps, RunRequest, RunResult
+from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
     provider = str(loaded.spec.pod.provider)
     if deps.backend_at is None:
         return deps.backend_for(provider)
-    run_pointer = run_pointer_path(state_dir(deps.home), posixpath.basename(loaded.job.run_dir))
+    state_dir = state_paths(deps.home, deps.environ).directory
+    run_pointer = run_pointer_path(state_dir, posixpath.basename(loaded.job.run_dir))
     locator = config_locator(
         loaded.spec,
         home=deps.home,

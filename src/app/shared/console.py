@@ -179,7 +179,8 @@ def _discard_stdout() -> None:
 def command_path(group: click.Group, prog: str, args: Sequence[str]) -> str:
     """The subcommand `args` name (`prog validate`): click raises some usage errors (an option
     with no value) without a context, and the help to point at is still the subcommand's."""
-    words, command = [prog], group
+    words = [prog]
+    command: click.Command = group
     context = click.Context(group, info_name=prog)
     for arg in args:
         if not isinstance(command, click.Group):

@@ -99,8 +99,7 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
         raise UsageError("manifest-summary: give exactly one of MANIFEST or --root DIR")
     if manifest is not None:
         _existing("manifest-summary", (manifest,))
-        data = load_manifest(manifest)
-        click.echo(forensics.format_manifest_summary(data))
+        click.echo(forensics.format_manifest_summary(load_manifest(manifest)))
         return EXIT_OK
     assert root is not None
     paths = sorted(_existing_dir(root, "--root").rglob(MANIFEST_FILENAME))
@@ -146,13 +145,13 @@ def events(run_dir: Path | None, project_root: Path) -> int:
     """Timeline of a run's events.jsonl (default: the project's latest run), as offsets from
     the first event."""
     if run_dir is None:
-        found = run_dirs(_existing_dir(project_root, "--project-root"))
-        if not found:
+        recorded = run_dirs(_existing_dir(project_root, "--project-root"))
+        if not recorded:
             raise UsageError(
                 f"events: no runs under {project_root / RUNS_SUBDIR}; give RUN_DIR, or the "
                 "project of the config with --project-root"
             )
-        run_dir = found[-1]
+        run_dir = recorded[-1]
         logger.info("events of %s", run_dir)
     elif not run_dir.exists():
         raise UsageError(f"events: no such run directory: {run_dir}")

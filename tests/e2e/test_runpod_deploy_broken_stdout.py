@@ -1,6 +1,7 @@
-"""The installed `runpod-deploy` with a stdout that refuses its results: a full device
-(`> /dev/full`), a closed descriptor (`>&-`), a reader that went away (`| head -c1`).
-Never a traceback: one line on stderr (none for a broken pipe) and exit 1."""
+"""The installed `runpod-deploy` with a stdout that refuses its results, never a traceback:
+a full device (`> /dev/full`): one line, exit 1; a reader that went away (`| head -c1`):
+silent, 141 (or 0 if everything fit in the pipe first); started with stdout closed (`>&-`):
+the results are dropped, as click drops them (app/shared/console.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ COMMANDS = [
     ("ls-runs",),
     ("manifest-summary", "--root", "."),
     ("ls-stale", "--provider", "local", "--json"),
+    ("gpu-list", "--datacenter", "LOCAL", "--provider", "local"),
 ]
 
 
@@ -61,7 +63,7 @@ def test_a_full_stdout_is_one_line_and_exit_1(args: tuple[str, ...], project: Pa
         )
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines()[-1] == (
-        "runpod-deploy: cannot write the output to stdout: No space left on device"
+        "runpod-deploy: could not write to stdout (No space left on device)"
     )
     assert "Traceback" not in done.stderr
 
@@ -78,9 +80,8 @@ def test_a_closed_stdout_never_tracebacks(args: tuple[str, ...], project: Path) 
         text=True,
         timeout=60,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert done.returncode == 0 or done.stderr.endswith(": stdout is closed\n"), done.stderr
 
 
 def test_a_reader_that_goes_away_is_silent(project: Path) -> None:
@@ -94,4 +95,4 @@ def test_a_reader_that_goes_away_is_silent(project: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert done.stderr == "" and done.returncode in (0, 1)
+    assert done.stderr == "" and done.returncode in (0, 141)

@@ -13,4 +13,5 @@ EXIT_FAILED = 1  # the job, a provider call, a delete or a lookup failed; aborte
 EXIT_USAGE = 2  # a bad flag or config (UsageError/ConfigError, a click usage error)
 EXIT_STOCKOUT = 3  # gpu-inventory: no configured GPU in stock in any configured datacenter
 EXIT_CLEANUP_PARTIAL = 4  # cleanup --all-stopped: some of the deletes failed (0.8.4 exited 2)
+EXIT_STDOUT_CLOSED = 141  # stdout's reader went away (`| head`), silent: the shell's SIGPIPE code
 EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM (the run still cleaned up and wrote its manifest)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.errors import NotFound, PegboardError, PortError
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_provider
 from pegboard.domain.gpujob.templates import RenderedJob, make_builtins, render_job
 from pegboard.domain.ports.gpu_cloud import PodStatus
@@ -159,12 +159,18 @@ def _tail(
     return 0
 
 
+class StdoutRefused(PegboardError):
+    """stdout refused the log's bytes (`> /dev/full`): one line and exit 1, like every command."""
+
+
 def _write(deps: PodCommandDeps, chunk: bytes) -> bool:
-    """False once stdout is closed (`| head`): stop reading, nothing is wrong."""
+    """False once stdout's reader went away (`| head`): stop reading, nothing is wrong."""
     if not chunk:
         return True
     try:
         deps.out_bytes(chunk)
     except (BrokenPipeError, ValueError):
         return False
+    except OSError as exc:
+        raise StdoutRefused(f"could not write to stdout ({exc.strerror or exc})") from None
     return True

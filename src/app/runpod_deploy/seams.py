@@ -11,10 +11,9 @@ are imported inside them, so nothing heavy loads until it is used.
 
 from __future__ import annotations
 
-import errno
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from pegboard.app.shared.seams import read_record_bytes
 
@@ -61,16 +60,12 @@ def deploy_metadata(project_root: str) -> DeployMetadata:
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------
 
 
-def _stdout() -> TextIO:
-    """sys.stdout; started with stdout closed (`>&-`) Python sets it to None: EBADF, the error
-    a write to a closed descriptor gives, so callers handle one kind of failure."""
-    if sys.stdout is None:
-        raise OSError(errno.EBADF, "stdout is closed")
-    return sys.stdout
-
-
 def write_stdout_bytes(chunk: bytes) -> None:
-    stdout = _stdout().buffer
+    """Raw bytes on stdout. Started with stdout closed (`>&-`), Python's sys.stdout is None:
+    the bytes are dropped, as click.echo drops text (app/shared/console.py's rule)."""
+    if sys.stdout is None:
+        return
+    stdout = sys.stdout.buffer
     stdout.write(chunk)
     stdout.flush()
 
@@ -87,9 +82,10 @@ def write_stderr_bytes(chunk: bytes) -> None:
 
 def echo_line(line: str) -> None:
     """One result line on whatever sys.stdout is now (pytest capture, redirections)."""
-    stdout = _stdout()
-    stdout.write(line + "\n")
-    stdout.flush()
+    if sys.stdout is None:  # started with stdout closed: dropped, as click.echo does
+        return
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def ask_on_stderr(prompt: str) -> str | None:

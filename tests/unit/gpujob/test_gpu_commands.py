@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -276,3 +277,29 @@ def test_logs_after_the_run_released_its_pod_names_the_pulled_log(h: PodToolsHar
         (run_dir / "runpod_deploy_pull_manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(NotFound, match=f"pulled the log to {latest / 'run.log'}$"):
         tail_logs(LogsRequest(config_path=config), h.deps())
+
+
+def test_logs_to_a_full_stdout_is_one_error_and_to_a_closed_pipe_a_quiet_stop(
+    h: PodToolsHarness,
+) -> None:
+    import errno
+
+    import attrs
+
+    from pegboard.app.runpod_deploy.log_tail import StdoutRefused
+
+    config = _config(h)
+    _running_pod_with_pointer(h, config)
+    h.host.on_command(r"wc -c", stdout=b"3\nok\n")
+
+    def refuse(error: OSError) -> Any:
+        def out_bytes(chunk: bytes) -> None:
+            raise error
+
+        return attrs.evolve(h.deps(), out_bytes=out_bytes)
+
+    full = refuse(OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(StdoutRefused, match=r"^could not write to stdout \(No space left"):
+        tail_logs(LogsRequest(config_path=config, follow=False), full)
+    gone = refuse(BrokenPipeError(errno.EPIPE, "Broken pipe"))
+    assert tail_logs(LogsRequest(config_path=config, follow=False), gone) == 0

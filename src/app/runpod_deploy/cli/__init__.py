@@ -18,8 +18,12 @@ from collections.abc import Sequence
 import click
 
 from pegboard import __version__
-from pegboard.app.runpod_deploy.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
-from pegboard.app.shared.broken_stdout import is_output_error, report_output_error
+from pegboard.app.runpod_deploy.exit_codes import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_STDOUT_CLOSED,
+    EXIT_USAGE,
+)
 from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
 
@@ -87,23 +91,20 @@ def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 
 
-EXIT_CODES = ErrorExitCodes(usage=EXIT_USAGE, interrupted=EXIT_INTERRUPTED, failure=EXIT_FAILED)
-
-
-def _run(argv: Sequence[str] | None) -> int:
-    try:
-        return run_group(runpod_deploy, prog=PROG, argv=argv, codes=EXIT_CODES)
-    except OSError as exc:  # stdout refused the results (`| head`, `> /dev/full`, `>&-`)
-        if not is_output_error(exc):
-            raise
-        return report_output_error(PROG, exc)
+EXIT_CODES = ErrorExitCodes(
+    usage=EXIT_USAGE,
+    interrupted=EXIT_INTERRUPTED,
+    failure=EXIT_FAILED,
+    stdout_refused=EXIT_FAILED,  # `> /dev/full`: one line
+    stdout_closed=EXIT_STDOUT_CLOSED,  # `| head`: silent
+)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run runpod-deploy and exit with the documented code (tests call this in-process)."""
-    sys.exit(_run(argv))
+    sys.exit(run_group(runpod_deploy, prog=PROG, argv=argv, codes=EXIT_CODES))
 
 
 def console_main() -> None:
     """The `runpod-deploy` console script: main() without the interpreter's teardown."""
-    exit_now(_run(None))
+    exit_now(run_group(runpod_deploy, prog=PROG, argv=None, codes=EXIT_CODES))

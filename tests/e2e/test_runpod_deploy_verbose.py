@@ -1,5 +1,5 @@
 """`runpod-deploy -v` shows the provider and shell calls it makes, with their durations
-(issue 12 item 12); without -v none of them (tests/unit/test_call_trace.py has the details)."""
+(issue 12 item 12); without -v none of them (tests/unit/test_traced_port.py has the details)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.runpod_local import LocalDeploy
 
-CALL = re.compile(r"^\[call\] local\.(cloud|shell|sync)\.\w+\(.*\) \d+\.\d{3}s", re.M)
+CALL = re.compile(r"^runpod-deploy: local\.(cloud|shell|sync)\.\w+\(.*\) -> .+ in \d+ ms$", re.M)
 
 
 def test_verbose_run_shows_each_call_and_its_duration(tmp_path: Path) -> None:
@@ -18,7 +18,10 @@ def test_verbose_run_shows_each_call_and_its_duration(tmp_path: Path) -> None:
     assert ran.returncode == 0, err
     calls = CALL.findall(err)
     assert {"cloud", "shell", "sync"} <= set(calls), err
-    assert re.search(r"^\[call\] local\.cloud\.create_pod\(<PodRequest>\) ", err, re.M)
+    assert re.search(
+        r"^runpod-deploy: local\.cloud\.create_pod\(<PodRequest>\) -> ok in ", err, re.M
+    )
+    assert re.search(r"^runpod-deploy: local\.shell\.run\('true', .*\) -> exit 0 in ", err, re.M)
 
 
 def test_verbose_pod_command_shows_its_provider_call(tmp_path: Path) -> None:
@@ -26,8 +29,10 @@ def test_verbose_pod_command_shows_its_provider_call(tmp_path: Path) -> None:
     listed = deploy.cli("ls-stale", "--provider", "local", "-v")
     assert (
         listed.returncode == 0
-        and b"[call]" not in deploy.cli("ls-stale", "--provider", "local").stderr
+        and b" -> ok in " not in deploy.cli("ls-stale", "--provider", "local").stderr
     )
     assert re.search(
-        r"^\[call\] local\.cloud\.list_pods\(.*\) \d+\.\d{3}s$", listed.stderr.decode(), re.M
+        r"^runpod-deploy: local\.cloud\.list_pods\(\) -> ok in \d+ ms$",
+        listed.stderr.decode(),
+        re.M,
     )

@@ -17,13 +17,15 @@ from collections.abc import Sequence
 
 import click
 
-from pegboard import __version__
 from pegboard.app.runpod_deploy.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_STDOUT_CLOSED,
     EXIT_USAGE,
 )
+from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
+from pegboard.app.shared.cli.version import version_option
 from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
 
@@ -78,15 +80,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pegboard.app.runpod_deploy.cli.sandbox:sandbox",
         "Serve a loopback RunPod API sandbox (for demos and tests) until interrupted.",
     ),
+    "completion": (
+        "pegboard.app.runpod_deploy.cli.completion:completion",
+        "Print the shell completion script (bash, zsh or fish).",
+    ),
 }
 
 
-@click.group(
-    cls=LazyGroup,
-    lazy_commands=COMMANDS,
-    context_settings={"help_option_names": ["-h", "--help"]},
+@examples(
+    "runpod-deploy validate --config examples/local/hello.yaml",
+    "runpod-deploy run --config examples/local/hello.yaml --var greeting=hi",
+    "# the runs of that config's project, then the latest one's timeline",
+    "runpod-deploy ls-runs --project-root examples/local",
+    "runpod-deploy events --project-root examples/local",
+    "runpod-deploy ls-stale",
 )
-@click.version_option(__version__, "--version", prog_name=PROG, message="%(prog)s %(version)s")
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS, context_settings=CONTEXT_SETTINGS)
+@version_option(PROG, compatible_with="runpod-deploy 0.8.4")
 def runpod_deploy() -> None:
     """Run a config-driven GPU job on a RunPod (or local) pod, and read its records back."""
 

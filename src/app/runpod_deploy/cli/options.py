@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
+from pegboard.app.shared import call_trace
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _HANDLER_NAME = "runpod-deploy-stderr"
@@ -48,6 +50,8 @@ def _apply(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     verbose, quiet = state.get("verbose", False), state.get("quiet", False)
     if verbose and quiet:
         raise click.UsageError("-v/--verbose and -q/--quiet cannot be used together")
+    if verbose:  # one line per provider/SSH call, the same trace as squarepeg's
+        call_trace.enable(ctx.find_root().info_name or "runpod-deploy")
     configure_logging(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
 
 
@@ -67,7 +71,7 @@ def verbosity_options(command: F) -> F:
         is_flag=True,
         expose_value=False,
         callback=_apply,
-        help="Debug messages on stderr.",
+        help="Also debug messages, and every API/SSH call made with its duration, on stderr.",
     )(command)
     return command
 

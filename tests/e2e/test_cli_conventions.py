@@ -18,6 +18,7 @@ import attrs
 import click
 import pytest
 
+from pegboard.app.runpod_deploy import cli as runpod_deploy_cli
 from pegboard.app.squarepeg import cli as squarepeg_cli
 
 
@@ -30,6 +31,7 @@ class Tool:
 
 TOOLS = {
     "squarepeg": Tool("squarepeg", squarepeg_cli.squarepeg, squarepeg_cli.main),
+    "runpod-deploy": Tool("runpod-deploy", runpod_deploy_cli.runpod_deploy, runpod_deploy_cli.main),
 }
 
 WRONG_OPTION = "--no-such-option-xyz"

@@ -14,6 +14,7 @@ from pegboard.app.runpod_deploy.gpu_queries import (
     list_prices,
 )
 from pegboard.app.runpod_deploy.pod_access import PROVIDERS, load_config
+from pegboard.app.shared.cli.examples import examples
 
 from .options import config_path_option, template_var_options, verbosity_options
 from .pods import pod_command_deps
@@ -41,6 +42,10 @@ _provider_override_option = click.option(
 )
 
 
+@examples(
+    "runpod-deploy gpu-list --datacenter EU-RO-1",
+    "runpod-deploy gpu-list --datacenter EU-RO-1 --cloud-type ALL --no-prices",
+)
 @click.command("gpu-list")
 @click.option("--datacenter", required=True, help="Datacenter id, e.g. EU-RO-1.")
 @_cloud_type_option
@@ -60,6 +65,10 @@ def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, prov
     )
 
 
+@examples(
+    "runpod-deploy gpu-prices",
+    "runpod-deploy gpu-prices --cloud-type COMMUNITY --spot",
+)
 @click.command("gpu-prices")
 @_cloud_type_option
 @_spot_option
@@ -75,6 +84,11 @@ def gpu_prices(cloud_type: str, spot: bool, no_price_cache: bool, provider: str)
     return list_prices(cloud_type=cloud_type, spot=spot, provider=provider, deps=pod_command_deps())
 
 
+@examples(
+    "runpod-deploy gpu-inventory --config job.yaml",
+    "# exit 3 when nothing configured is in stock",
+    "runpod-deploy gpu-inventory --config job.yaml || echo stock-out",
+)
 @click.command("gpu-inventory")
 @config_path_option("The job's YAML config.")
 @template_var_options
@@ -89,6 +103,10 @@ def gpu_inventory_command(
     return gpu_inventory(loaded=loaded, provider=provider, deps=deps)
 
 
+@examples(
+    "runpod-deploy estimate job.yaml",
+    "runpod-deploy estimate job.yaml --var seed=7",
+)
 @click.command("estimate")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(path_type=Path, dir_okay=False))
 @template_var_options

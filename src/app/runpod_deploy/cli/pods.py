@@ -22,6 +22,7 @@ from pegboard.app.runpod_deploy.pod_release import (
     cleanup_pointer,
 )
 from pegboard.app.runpod_deploy.stale_pods import list_stale
+from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
 
 from .options import config_path_option, template_var_options, verbosity_options
@@ -36,6 +37,12 @@ def pod_command_deps() -> PodCommandDeps:
     return current_container().pod_command_deps()
 
 
+@examples(
+    "# the command printed for a pod left behind",
+    "runpod-deploy cleanup --state-file ~/.local/state/runpod-deploy/runs/<run>.json --pod-id <id>",
+    "runpod-deploy cleanup --config job.yaml --mode stop",
+    "runpod-deploy cleanup --all-stopped --dry-run",
+)
 @click.command("cleanup")
 @click.option(
     "--state-file",
@@ -174,6 +181,10 @@ def cleanup(
     )
 
 
+@examples(
+    "runpod-deploy ls-stale",
+    "runpod-deploy ls-stale --provider local --json",
+)
 @click.command("ls-stale")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
@@ -190,6 +201,10 @@ def ls_stale(as_json: bool, provider: str) -> int:
     return list_stale(provider=provider, as_json=as_json, deps=pod_command_deps())
 
 
+@examples(
+    "runpod-deploy logs --config job.yaml",
+    "runpod-deploy logs --config job.yaml --lines 50 --no-follow",
+)
 @click.command("logs")
 @config_path_option("The job's YAML config (its state file names the pod).")
 @template_var_options

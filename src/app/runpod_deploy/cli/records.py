@@ -23,6 +23,7 @@ from pegboard.app.runpod_deploy.run_history import (
     run_dirs,
 )
 from pegboard.app.shared import seams as shared_seams
+from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
@@ -50,6 +51,11 @@ def _now() -> datetime:
     return shared_seams.utc_now(shared_seams.system_clock())
 
 
+@examples(
+    "runpod-deploy ls-runs",
+    "runpod-deploy ls-runs --project-root examples/local --limit 5",
+    "runpod-deploy ls-runs -o json",
+)
 @click.command("ls-runs")
 @click.option(
     "--project-root",
@@ -85,6 +91,10 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
     return EXIT_OK
 
 
+@examples(
+    "runpod-deploy manifest-summary artifacts/runpod/20260517T120001.123456Z-3fa9c1",
+    "runpod-deploy manifest-summary --root artifacts/runpod",
+)
 @click.command("manifest-summary")
 @click.argument("manifest", required=False, type=click.Path(path_type=Path))
 @click.option(
@@ -118,6 +128,9 @@ def manifest_summary(manifest: Path | None, root: Path | None) -> int:
     return EXIT_OK
 
 
+@examples(
+    "runpod-deploy compare-runs artifacts/runpod/<good> artifacts/runpod/<bad>",
+)
 @click.command("compare-runs")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
@@ -131,6 +144,11 @@ def compare_runs(a: Path, b: Path) -> int:
     return EXIT_FAILED if first.get("failed") or second.get("failed") else EXIT_OK
 
 
+@examples(
+    "# the latest run of the project in the current directory",
+    "runpod-deploy events",
+    "runpod-deploy events artifacts/runpod/20260517T120001.123456Z-3fa9c1",
+)
 @click.command("events")
 @click.argument("run_dir", required=False, type=click.Path(path_type=Path))
 @click.option(
@@ -163,6 +181,10 @@ def events(run_dir: Path | None, project_root: Path) -> int:
     return EXIT_OK
 
 
+@examples(
+    "runpod-deploy events-query --filter event=pod_killed_unexpected",
+    "runpod-deploy events-query --filter event=datacenter_failover --since 1d12h --json",
+)
 @click.command("events-query")
 @click.option(
     "--root",
@@ -203,6 +225,9 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
     return EXIT_OK
 
 
+@examples(
+    "runpod-deploy capture-env --project-root .",
+)
 @click.command("capture-env")
 @click.option(
     "--project-root",

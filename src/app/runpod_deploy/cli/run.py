@@ -16,12 +16,19 @@ from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.runpod_deploy.run_job import run_job
 from pegboard.app.runpod_deploy.run_types import RunRequest
 from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
+from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 
 from .options import config_path_option, template_var_options, verbosity_options
 
 
+@examples(
+    "runpod-deploy run --config job.yaml",
+    "# stdout is the job log; the run directory first, for scripts",
+    "runpod-deploy run --config job.yaml --print-run-dir --var seed=7",
+    "runpod-deploy run --config job.yaml --offline-dry-run",
+)
 @click.command("run")
 @config_path_option("The job's YAML config.")
 @click.option(

@@ -5,9 +5,15 @@ from __future__ import annotations
 import click
 
 from pegboard.app.runpod_deploy.seams import serve_runpod_sandbox
+from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
 
 
+@examples(
+    "runpod-deploy sandbox --port 8011",
+    "# then, in another shell: the two export lines it printed, and any runpod-deploy command",
+    "runpod-deploy sandbox --no-ssh",
+)
 @click.command("sandbox", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--port",

@@ -15,6 +15,7 @@ from pegboard.app.runpod_deploy.config_checks import ValidateRequest, check_conf
 from pegboard.app.runpod_deploy.exit_codes import EXIT_OK
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.shared import seams as shared_seams
+from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
 
 from .options import config_path_option, template_var_options, verbosity_options
@@ -28,6 +29,10 @@ def _no_gpu_cloud() -> GpuCloud:
     raise UsageError(seams.RUNPOD_NOT_AVAILABLE)
 
 
+@examples(
+    "runpod-deploy validate --config job.yaml",
+    "runpod-deploy validate --config job.yaml --var seed=7 --cost-cap-usd 4 --all",
+)
 @click.command("validate")
 @config_path_option("The job config (YAML, schema_version 2).")
 @template_var_options

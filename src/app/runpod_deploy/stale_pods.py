@@ -14,9 +14,9 @@ Exit 0 (1 if the provider fails, 2 for a usage error or a provider not available
 
 from __future__ import annotations
 
-import json
 import logging
 
+from pegboard.app.shared.output import render
 from pegboard.domain.gpujob.stale import (
     release_lines,
     stale_json,
@@ -32,7 +32,9 @@ from .state_paths import state_paths
 logger = logging.getLogger(__name__)
 
 
-def list_stale(*, provider: str, as_json: bool, deps: PodCommandDeps) -> int:
+def list_stale(*, provider: str, output: str, deps: PodCommandDeps) -> int:
+    """The table (and the release commands) or, with `-o json|yaml`, one object: pods, total,
+    dangling pointers."""
     cloud = cloud_for_flag(deps, provider)
     report = stale_report(
         pods=cloud.list_pods(),
@@ -41,8 +43,8 @@ def list_stale(*, provider: str, as_json: bool, deps: PodCommandDeps) -> int:
         now=deps.clock.now(),
         usd_per_gb_month=storage_rate(provider),
     )
-    if as_json:
-        deps.out(json.dumps(stale_json(report), indent=2))
+    if output != "table":
+        deps.out(render(stale_json(report), output).rstrip("\n"))
         return 0
     if report.pods:
         for line in stale_table(report):

@@ -72,6 +72,11 @@ def _run_group(
         code = result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
+    except SystemExit:
+        # click's main() turns a broken pipe into sys.exit(1) itself, before we see the OSError
+        if watched is not None and watched.refused is not None:
+            return _report_stdout_refusal(prog, watched.refused, codes)
+        raise
     except click.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # the command alone prints its help, as click does

@@ -212,14 +212,15 @@ def run_row(run_dir_name: str, manifest: Mapping[str, Any]) -> RunRow:
 
 
 def format_runs_table(rows: Sequence[RunRow]) -> str:
-    headers = ["timestamp", "job", "pod_id", "gpu", "dc", "wall_s", "failed", "est_$"]
+    """Both tools' table rule: UPPER CASE headers (`_` as a space), `—` for a missing value."""
+    headers = ["TIMESTAMP", "JOB", "POD ID", "GPU", "DC", "WALL S", "FAILED", "EST $"]
     cells = [
         [
             row.timestamp,
-            row.job or "",
-            row.pod_id or "",
-            row.gpu_id or "",
-            row.datacenter_id or "",
+            row.job or _MISSING,
+            row.pod_id or _MISSING,
+            row.gpu_id or _MISSING,
+            row.datacenter_id or _MISSING,
             _MISSING if row.wall_time_sec is None else f"{row.wall_time_sec:.0f}",
             _failed_cell(row),
             _MISSING if row.estimated_cost_usd is None else f"${row.estimated_cost_usd:.2f}",

@@ -205,7 +205,7 @@ def test_ls_stale_lists_stopped_pods_with_age_from_the_stop_and_dangling_pointer
     h.pod("fresh", gb=10)
     h.pod("running", stopped=False)
     h.pointer("gone", "vanished-pod")
-    assert list_stale(provider="local", as_json=False, deps=h.deps()) == 0
+    assert list_stale(provider="local", output="table", deps=h.deps()) == 0
     rows = {line.split()[0]: line.split() for line in h.lines if line.strip()}
     assert rows[old][2:5] == ["EXITED", "50", "2d03h"]
     assert rows["TOTAL"][:6] == ["TOTAL", "2", "stopped,", "1", "running", "80"]
@@ -221,7 +221,7 @@ def test_ls_stale_json(h: PodToolsHarness) -> None:
     h.pointer("a", pod)
     h.clouds["runpod"] = h.clouds.pop("fake")
     h.pod("rp", gb=30, cloud="runpod")
-    assert list_stale(provider="runpod", as_json=True, deps=h.deps()) == 0
+    assert list_stale(provider="runpod", output="json", deps=h.deps()) == 0
     data = json.loads(h.lines[0])
     assert data["total"] == {"pods": 1, "volume_gb": 30, "usd_per_day": 0.1, "usd_per_month": 3.0}
     assert data["pods"][0]["state_file"] is None and data["dangling_pointers"] == []

@@ -122,7 +122,7 @@ def test_ls_runs_table(project: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0
     assert out == textwrap.dedent(
         """\
-        timestamp                     job             pod_id  gpu               dc       wall_s  failed       est_$
+        TIMESTAMP                     JOB             POD ID  GPU               DC       WALL S  FAILED       EST $
         20260517T120000Z              simjob-s{seed}  abc123  NVIDIA RTX A4000  EU-RO-1  120     N            $0.01
         20260517T130000.000001Z-beef  simjob-s8       def456  NVIDIA RTX A4000  EU-RO-1  30      Y (monitor)  $0.00
         """

@@ -23,6 +23,7 @@ from pegboard.app.runpod_deploy.pod_release import (
 )
 from pegboard.app.runpod_deploy.stale_pods import list_stale
 from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import output_option
 from pegboard.domain.errors import UsageError
 
 from .options import config_path_option, template_var_options, verbosity_options
@@ -186,7 +187,7 @@ def cleanup(
     "runpod-deploy ls-stale --provider local --json",
 )
 @click.command("ls-stale")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_option
 @click.option(
     "--provider",
     type=click.Choice(PROVIDERS),
@@ -195,10 +196,10 @@ def cleanup(
     help="Whose pods to list.",
 )
 @verbosity_options
-def ls_stale(as_json: bool, provider: str) -> int:
+def ls_stale(output: str, provider: str) -> int:
     """List pods that still bill (stopped and running) with a TOTAL and the command that
     releases each, then dangling state files."""
-    return list_stale(provider=provider, as_json=as_json, deps=pod_command_deps())
+    return list_stale(provider=provider, output=output, deps=pod_command_deps())
 
 
 @examples(

@@ -11,6 +11,7 @@ import logging
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import attrs
 import click
 
 from pegboard.app.runpod_deploy import seams
@@ -24,6 +25,8 @@ from pegboard.app.runpod_deploy.run_history import (
 )
 from pegboard.app.shared import seams as shared_seams
 from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import output_option
+from pegboard.app.shared.output import render
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob import forensics
 from pegboard.domain.gpujob.forensics import EVENTS_FILENAME, MANIFEST_FILENAME
@@ -65,9 +68,9 @@ def _now() -> datetime:
     help="Project whose artifacts/runpod/ to list.",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Only the N most recent runs.")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list instead of a table.")
+@output_option
 @verbosity_options
-def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
+def ls_runs(project_root: Path, limit: int | None, output: str) -> int:
     """List past runs of a project, oldest first."""
     root = _existing_dir(project_root, "--project-root").resolve()
     found = run_dirs(root)
@@ -78,8 +81,8 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
         manifest = read_manifest(run_dir)
         if manifest is not None:
             rows.append(forensics.run_row(run_dir.name, manifest))
-    if as_json:
-        click.echo(json.dumps([row.as_json() for row in rows], indent=2))
+    if output != "table":  # 0.8.4's --json list, or the same as YAML
+        click.echo(render([row.as_json() for row in rows], output), nl=False)
     elif rows:
         click.echo(forensics.format_runs_table(rows))
     else:
@@ -102,24 +105,34 @@ def ls_runs(project_root: Path, limit: int | None, as_json: bool) -> int:
     type=click.Path(path_type=Path),
     help="Summarise every manifest under DIR, with totals.",
 )
+@output_option
 @verbosity_options
-def manifest_summary(manifest: Path | None, root: Path | None) -> int:
+def manifest_summary(manifest: Path | None, root: Path | None, output: str) -> int:
     """Summarise one manifest, or every manifest under --root with a TOTALS block."""
     if (manifest is None) == (root is None):
         raise UsageError("manifest-summary: give exactly one of MANIFEST or --root DIR")
     if manifest is not None:
         _existing("manifest-summary", (manifest,))
-        click.echo(forensics.format_manifest_summary(load_manifest(manifest)))
+        data = load_manifest(manifest)
+        if output != "table":  # the manifest itself
+            click.echo(render(data, output), nl=False)
+        else:
+            click.echo(forensics.format_manifest_summary(data))
         return EXIT_OK
     assert root is not None
     paths = sorted(_existing_dir(root, "--root").rglob(MANIFEST_FILENAME))
-    blocks, totals = [], forensics.Totals()
+    blocks, manifests, totals = [], [], forensics.Totals()
     for path in paths:
-        data = read_manifest(path)
-        if data is None:
+        found = read_manifest(path)
+        if found is None:
             continue
-        blocks.append(f"== {path} ==\n{forensics.format_manifest_summary(data)}")
-        totals = totals.add(data)
+        blocks.append(f"== {path} ==\n{forensics.format_manifest_summary(found)}")
+        manifests.append({"manifest_path": str(path), **found})
+        totals = totals.add(found)
+    if output != "table":  # every manifest (with its path) and the totals
+        summary = {"manifests": manifests, "totals": attrs.asdict(totals)}
+        click.echo(render(summary, output), nl=False)
+        return EXIT_OK
     if not blocks:
         logger.info("no manifests found under %s", root)
         return EXIT_OK
@@ -158,8 +171,9 @@ def compare_runs(a: Path, b: Path) -> int:
     show_default=True,
     help="Without RUN_DIR: the latest run of this project (its artifacts/runpod/).",
 )
+@output_option
 @verbosity_options
-def events(run_dir: Path | None, project_root: Path) -> int:
+def events(run_dir: Path | None, project_root: Path, output: str) -> int:
     """Timeline of a run's events.jsonl (default: the project's latest run), as offsets from
     the first event."""
     if run_dir is None:
@@ -174,10 +188,12 @@ def events(run_dir: Path | None, project_root: Path) -> int:
     elif not run_dir.exists():
         raise UsageError(f"events: no such run directory: {run_dir}")
     found = read_events(run_dir)
-    if not found:
+    if output != "table":  # the events as recorded, a list
+        click.echo(render(found, output), nl=False)
+    elif not found:
         logger.info("no events in %s", run_dir / EVENTS_FILENAME if run_dir.is_dir() else run_dir)
-        return EXIT_OK
-    click.echo(forensics.format_timeline(found))
+    else:
+        click.echo(forensics.format_timeline(found))
     return EXIT_OK
 
 
@@ -203,9 +219,9 @@ def events(run_dir: Path | None, project_root: Path) -> int:
 @click.option(
     "--since", metavar="DURATION", help="Only events newer than this: 30s, 5m, 1h30m, 7d."
 )
-@click.option("--json", "as_json", is_flag=True, help="JSON lines, each with a run_dir field.")
+@output_option
 @verbosity_options
-def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_json: bool) -> int:
+def events_query(root: Path, filters: tuple[str, ...], since: str | None, output: str) -> int:
     """Search the events of every run under --root."""
     parsed = forensics.parse_filters(filters)
     window = forensics.parse_since(since) if since is not None else None
@@ -215,9 +231,11 @@ def events_query(root: Path, filters: tuple[str, ...], since: str | None, as_jso
         for event in read_events(path):
             if forensics.event_matches(event, filters=parsed, not_before=not_before):
                 rows.append({**event, "run_dir": path.parent.name})
-    if as_json:
+    if output == "json":  # JSON Lines, one event each with its run_dir (0.8.4's --json)
         for row in rows:
             click.echo(json.dumps(row))
+    elif output == "yaml":
+        click.echo(render(rows, output), nl=False)
     elif rows:
         click.echo("\n".join(forensics.format_event_row(row) for row in rows))
     else:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 
+from pegboard.app.shared import xdg
 from pegboard.domain.gpujob.templates import DEFAULT_STATE_DIR, LEGACY_STATE_DIR
 
 RUN_POINTERS_SUBDIR = "runs"
@@ -39,15 +40,10 @@ class StatePaths:
 
 
 def state_paths(home: str, environ: Mapping[str, str]) -> StatePaths:
-    """The state directory by XDG (an XDG_STATE_HOME that is not absolute is ignored, as the
-    spec says), and the legacy places under `home`."""
-    xdg = environ.get("XDG_STATE_HOME", "")
-    if posixpath.isabs(xdg):
-        directory = Path(xdg) / posixpath.basename(DEFAULT_STATE_DIR)
-    else:
-        directory = Path(home) / DEFAULT_STATE_DIR.removeprefix("~/")
+    """The state directory by the one XDG rule both tools use (app/shared/xdg.py), and the
+    legacy places under `home`."""
     return StatePaths(
-        directory=directory,
+        directory=xdg.state_home(environ, home) / posixpath.basename(DEFAULT_STATE_DIR),
         legacy_directory=Path(home) / LEGACY_STATE_DIR.removeprefix("~/"),
         legacy_file=Path(home) / LEGACY_STATE_FILE,
     )

@@ -20,6 +20,7 @@ from helpers.kubernetes_sandbox import (
     raw_request,
     sandbox_connection,
     wait_phase,
+    wait_until,
 )
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
@@ -294,6 +295,75 @@ def test_stats_count_requests_list_bytes_scans_deletes_and_connections(
     assert code == 200
     assert json.loads(body)["requests"] == 2
     assert sandbox.stats.to_json()["requests"] == 0
+
+
+def test_a_list_or_watch_pinned_to_one_name_reads_one_key(
+    sandbox: KubernetesSandbox, core: Any, history: list[str]
+) -> None:
+    """metadata.name=X is a key lookup on the apiserver (Store.ListPredicate / WatchPredicate
+    read that one key), not a scan of the namespace; any other selector scans it."""
+    in_namespace = len(sandbox.pods(NAMESPACE))
+    assert in_namespace >= 25
+
+    def scanned(**selectors: Any) -> tuple[list[str], int]:
+        sandbox.stats.reset()
+        items = core.list_namespaced_pod(NAMESPACE, **selectors).items
+        return [p.metadata.name for p in items], sandbox.stats.to_json()["objectsScanned"]
+
+    assert scanned(field_selector="metadata.name=old-03") == (["old-03"], 1)
+    assert scanned(field_selector="status.phase!=Running,metadata.name==old-03") == (["old-03"], 1)
+    assert scanned(field_selector="metadata.name=never-was") == ([], 0)
+    assert scanned(field_selector="metadata.name=old-03", limit=1) == (["old-03"], 1)
+    assert scanned(field_selector="metadata.name!=old-03")[1] == in_namespace
+    assert scanned(label_selector="owner=me")[1] == in_namespace
+
+    sandbox.stats.reset()  # a watch without a resourceVersion: its first ADDED read one key
+    stream = watch.Watch().stream(
+        core.list_namespaced_pod,
+        NAMESPACE,
+        field_selector="metadata.name=old-07",
+        timeout_seconds=1,
+    )
+    assert [(e["type"], e["object"].metadata.name) for e in stream] == [("ADDED", "old-07")]
+    assert sandbox.stats.to_json()["objectsScanned"] == 1
+
+
+def open_stream(sandbox: KubernetesSandbox, path: str) -> tuple[Any, Any]:
+    conn = sandbox_connection(sandbox)
+    conn.request("GET", path, headers={"Authorization": f"Bearer {sandbox.token}"})
+    response = conn.getresponse()
+    assert response.status == 200
+    return conn, response
+
+
+@pytest.mark.parametrize("stream", ["watch", "log"])
+def test_a_stream_counts_when_it_opens_and_ends_when_its_client_leaves(
+    sandbox: KubernetesSandbox, core: Any, stream: str
+) -> None:
+    """A watch or a `logs -f` belongs to the measurement it was opened in, and ends as soon as
+    its client goes away, as on the apiserver (not at its timeout: 10 minutes here)."""
+    namespace = "fleet-streams"
+    if stream == "watch":
+        path = f"/api/v1/namespaces/{namespace}/pods?watch=true&timeoutSeconds=600"
+    else:
+        core.create_namespaced_pod(namespace, pod_manifest("talker", ["sleep", "600"]))
+        wait_phase(sandbox, "talker", "Running", namespace=namespace)
+        path = f"/api/v1/namespaces/{namespace}/pods/talker/log?follow=true"
+    open_before = sandbox.stats.to_json()["openStreams"]
+    sandbox.stats.reset()
+    conn, response = open_stream(sandbox, path)
+    stats = sandbox.stats.to_json()
+    assert stats["requests"] == 1
+    assert stats["byVerb"] == {"watch" if stream == "watch" else "get": 1}
+    assert stats["openStreams"] == open_before + 1
+    response.close()
+    conn.close()
+    wait_until(
+        lambda: sandbox.stats.to_json()["openStreams"] <= open_before,
+        what=f"the {stream} stream to end after its client left",
+    )
+    if stream == "log":
+        core.delete_namespaced_pod("talker", namespace)
 
 
 # -- bodies -------------------------------------------------------------------------------------------------

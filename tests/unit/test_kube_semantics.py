@@ -19,7 +19,11 @@ from pegboard.adapters.kube_semantics.defaults import (
     stamp_new_object,
 )
 from pegboard.adapters.kube_semantics.resources import EVENTS, JOBS, PODS
-from pegboard.adapters.kube_semantics.selectors import field_matcher, label_matcher
+from pegboard.adapters.kube_semantics.selectors import (
+    field_matcher,
+    label_matcher,
+    required_field_value,
+)
 from pegboard.adapters.kube_semantics.status import StatusError
 from pegboard.adapters.kube_semantics.validation import validate
 from pegboard.domain.ports.cluster import ResourceKind
@@ -90,6 +94,25 @@ def test_field_selectors_accept_only_the_resource_field_labels() -> None:
 
 
 # ------------------------------------------------------------------ validation
+
+
+@pytest.mark.parametrize(
+    ("selector", "name"),
+    [
+        ("metadata.name=a", "a"),
+        ("metadata.name==a", "a"),
+        ("status.phase!=Running, metadata.name = a", "a"),
+        ("metadata.name!=a", None),
+        ("metadata.namespace=a", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_a_field_selector_pins_a_name_only_with_an_equality(
+    selector: str | None, name: str | None
+) -> None:
+    """What the apiserver's RequiresExactMatch("metadata.name") answers."""
+    assert required_field_value(selector, "metadata.name") == name
 
 
 def test_one_cause_reads_bare_and_several_in_brackets() -> None:

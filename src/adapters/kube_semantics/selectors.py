@@ -202,6 +202,19 @@ def field_matcher(text: str | None, resource: Resource) -> Matcher:
     return matches
 
 
+def required_field_value(text: str | None, field: str) -> str | None:
+    """The value a field selector requires `field` to equal (an `=` or `==` term), else None.
+
+    The apiserver's RequiresExactMatch: a LIST or watch whose selector pins `metadata.name`
+    reads that one object's key (registry Store.ListPredicate / WatchPredicate), not the
+    namespace. Assumes `text` already passed field_matcher (bad terms are skipped here)."""
+    for term in _split_terms(text or ""):
+        match = _FIELD_TERM.match(term)
+        if match and match[1] == field and match[2] in ("=", "=="):
+            return str(match[3])
+    return None
+
+
 def selector_matcher(
     resource: Resource, label_selector: str | None, field_selector: str | None
 ) -> Matcher:

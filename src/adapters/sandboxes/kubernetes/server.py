@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import re
+import select
 import socket
 import ssl
 import struct
@@ -23,12 +24,13 @@ from pegboard.adapters.kube_semantics.defaults import default_object
 from pegboard.adapters.kube_semantics.garbage import check_policy
 from pegboard.adapters.kube_semantics.listing import (
     MATCH_EXACT,
+    ListOptions,
     expired_continue,
     list_page,
     parse_list_options,
 )
 from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
-from pegboard.adapters.kube_semantics.selectors import selector_matcher
+from pegboard.adapters.kube_semantics.selectors import required_field_value, selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, success_body
 from pegboard.adapters.kube_semantics.tables import table, wants_table
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
@@ -189,6 +191,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     _scanned = 0
     _returned = 0
     _accounted = False
+    _streaming = False  # a watch or log stream of this request is open (stats.open_streams)
     _record: RecordedRequest | None = None
     _warnings: list[str]  # Warning headers for the answer (unknown fields under Warn)
 
@@ -313,20 +316,38 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _start_chunked(self, content_type: str) -> None:
+        self._status = 200
+        # Counted when it starts, like every answer: a watch or a log stream belongs to the
+        # measurement it was opened in, however long it lasts.
+        self._account()
+        self._streaming = True
+        self.server.state.stats.stream_opened()
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
-        self._status = 200
 
     def _chunk(self, data: bytes) -> None:
         if data:
             self.wfile.write(b"".join((b"%x\r\n" % len(data), data, b"\r\n")))
 
     def _end_chunked(self) -> None:
-        self._account()  # before the client can see the end of the stream
         self.wfile.write(b"0\r\n\r\n")
+
+    def _client_gone(self) -> bool:
+        """The client closed (or reset) its end of the connection while a stream was open.
+
+        The apiserver (Go's net/http) reads the connection in the background and cancels the
+        request when the client goes away, so its watches and log streams end at once. Without
+        this a stream lasts until its timeout (a watch: up to 30 min) after its client exited.
+        A client that sends nothing more while it reads a stream, as every HTTP/1.1 client
+        does, makes the socket readable only by closing it (EOF, RST; TLS: close_notify)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def _abort_connection(self) -> None:
         """Reset the TCP connection (SO_LINGER 0), as a crashed proxy or apiserver would."""
@@ -396,6 +417,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             self._account()
+            if self._streaming:
+                self._streaming = False
+                state.stats.stream_closed()
 
     def _account(self) -> None:
         """Record the request's outcome in `requests` and `stats`, once."""
@@ -621,7 +645,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             resource_version=_param(params, "resourceVersion"),
             resource_version_match=_param(params, "resourceVersionMatch"),
         )
-        pairs, rv, compacted_rv = self.server.state.store.keyed(resource, namespace)
+        single = _single_name(namespace, field_selector, options)
+        pairs, rv, compacted_rv = self.server.state.store.keyed(resource, namespace, single)
         if options.continue_rv is not None and options.continue_rv < compacted_rv:
             raise expired_continue()
         if options.resource_version_match == MATCH_EXACT:
@@ -825,20 +850,22 @@ class ApiHandler(BaseHTTPRequestHandler):
             def event_line(type_: str, obj: JsonObject) -> bytes:
                 return _event_line(type_, self._table(resource.kind, [obj], params))
 
-        self._start_chunked("application/json")
         lines: list[bytes] = []
         if start_rv in (None, "", "0"):
-            items, rv = store.list(resource, namespace, predicate)
-            lines = [event_line("ADDED", item) for item in items]
-            self._scanned = len(store.keyed(resource, namespace)[0])
+            # The current objects first, as ADDED: one key when the selector pins a name.
+            single = name or _single_name(namespace, _param(params, "fieldSelector"), None)
+            pairs, rv, _ = store.keyed(resource, namespace, single)
+            lines = [event_line("ADDED", item) for _, item in pairs if predicate(item)]
+            self._scanned = len(pairs)
         else:
             try:
                 rv = int(start_rv)
             except ValueError:
                 rv = -1
+        self._start_chunked("application/json")
         if lines:
             self._chunk(b"".join(lines))
-        while not (state.stopping.is_set() or store.stopping):
+        while not (state.stopping.is_set() or store.stopping or self._client_gone()):
             try:
                 changes = store.changes_after(rv)
             except StatusError as exc:
@@ -918,7 +945,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         while not state.stopping.is_set():
             chunks, ended = log.wait_chunks(index, _WAIT_SLICE if follow else 0.0)
             if not chunks:
-                if ended or not follow:
+                if ended or not follow or self._client_gone():
                     break
                 continue
             index += len(chunks)
@@ -983,6 +1010,17 @@ def _verb(method: str, name: str | None, *, watch: bool) -> str:
     return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
         method, method.lower()
     )
+
+
+def _single_name(
+    namespace: str | None, field_selector: str | None, options: ListOptions | None
+) -> str | None:
+    """The one name a LIST or watch reads, when its field selector pins metadata.name in a
+    namespace and it continues no earlier page (the apiserver's SelectionPredicate.MatchesSingle
+    and KeyFunc): then only that key is read, whatever else the namespace holds."""
+    if namespace is None or (options is not None and options.continue_start is not None):
+        return None
+    return required_field_value(field_selector, "metadata.name")
 
 
 def _dry_run(params: dict[str, list[str]]) -> bool:

@@ -16,6 +16,9 @@ class ServerStats:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # Watches and log streams open now (the apiserver's apiserver_longrunning_requests): a
+        # gauge, so reset() leaves it alone.
+        self.open_streams = 0
         self.reset()
 
     def reset(self) -> None:
@@ -37,6 +40,14 @@ class ServerStats:
     def connection(self) -> None:
         with self._lock:
             self.connections += 1
+
+    def stream_opened(self) -> None:
+        with self._lock:
+            self.open_streams += 1
+
+    def stream_closed(self) -> None:
+        with self._lock:
+            self.open_streams -= 1
 
     def rejected_body(self) -> None:
         with self._lock:
@@ -74,4 +85,5 @@ class ServerStats:
                 "deletesNotFound": self.deletes_not_found,
                 "connections": self.connections,
                 "rejectedBodies": self.rejected_bodies,
+                "openStreams": self.open_streams,
             }

@@ -143,13 +143,18 @@ class Store:
             return items, self._rv
 
     def keyed(
-        self, resource: Resource, namespace: str | None
+        self, resource: Resource, namespace: str | None, name: str | None = None
     ) -> tuple[builtins.list[tuple[str, JsonObject]], int, int]:
         """Every object of a resource as (etcd-style key, object): `name` within one namespace,
-        `namespace/name` across all; with the current and the compacted resourceVersion."""
+        `namespace/name` across all; with the current and the compacted resourceVersion.
+        `name` (with a namespace): only that one key is read, as the apiserver does for a
+        LIST or watch whose field selector pins metadata.name."""
         with self.lock:
             by_namespace = self._objects.get(resource.plural, {})
-            if namespace is not None:
+            if namespace is not None and name is not None:
+                found = by_namespace.get(namespace, {}).get(name)
+                pairs = [(name, found)] if found is not None else []
+            elif namespace is not None:
                 pairs = list(by_namespace.get(namespace, {}).items())
             else:
                 pairs = [

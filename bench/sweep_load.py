@@ -231,6 +231,7 @@ def batch(
         "first_failure": failures[0][-400:] if failures else None,
         "wall_s": wall,
         "requests_per_run": stats["requests"] / runs,
+        "by_verb": stats["byVerb"],  # where the requests went (JSON only)
         "list_bytes_per_run": stats["listBytes"] / runs,
         "scanned_per_run": stats["objectsScanned"] / runs,
         "deletes": stats["deletes"],

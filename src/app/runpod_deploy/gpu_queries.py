@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import logging
 
+import attrs
+
+from pegboard.app.shared.output import render
 from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.inventory import (
     build_inventory,
+    by_stock,
     forecast,
     gpu_list_lines,
     inventory_lines,
@@ -54,6 +58,7 @@ def list_gpus(
     with_prices: bool,
     provider: str,
     deps: PodCommandDeps,
+    output: str = "table",
 ) -> int:
     cloud = cloud_for_flag(deps, provider)
     entries = cloud.datacenter_stock(datacenter_ids=[datacenter], cloud_type=cloud_type)
@@ -62,6 +67,17 @@ def list_gpus(
         prices = _prices(cloud, cloud_type=cloud_type, spot=spot) or None
         if prices is None:
             logger.info("no GPU prices known (%s): stock only", provider)
+    if output != "table":
+        rows = [
+            {
+                "gpu_id": entry.gpu_id,
+                "stock": entry.stock,
+                "usd_per_hour": (prices or {}).get(entry.gpu_id),
+            }
+            for entry in by_stock(entries)
+        ]
+        _out(deps, render(rows, output))
+        return EXIT_OK
     if not entries:
         logger.warning("datacenter %s lists no GPU (%s, %s)", datacenter, provider, cloud_type)
         return EXIT_OK
@@ -70,11 +86,23 @@ def list_gpus(
     return EXIT_OK
 
 
-def list_prices(*, cloud_type: str, spot: bool, provider: str, deps: PodCommandDeps) -> int:
+def _out(deps: PodCommandDeps, rendered: str) -> None:
+    """A rendered JSON/YAML document, as the result lines it is made of."""
+    deps.out(rendered.rstrip("\n"))
+
+
+def list_prices(
+    *, cloud_type: str, spot: bool, provider: str, deps: PodCommandDeps, output: str = "table"
+) -> int:
     prices = cloud_for_flag(deps, provider).gpu_prices(cloud_type=cloud_type, spot=spot)
     if not prices:
         logger.error("no GPU prices known (provider %s, %s)", provider, cloud_type)
         return EXIT_FAILED
+    if output != "table":
+        cheapest_first = sorted(prices.items(), key=lambda item: (item[1], item[0]))
+        rows = [{"gpu_id": gpu, "usd_per_hour": price} for gpu, price in cheapest_first]
+        _out(deps, render(rows, output))
+        return EXIT_OK
     for line in price_lines(prices):
         deps.out(line)
     return EXIT_OK
@@ -87,7 +115,9 @@ def _config_cloud(deps: PodCommandDeps, loaded: LoadedJob, override: str | None)
     return deps.backend_for(str(loaded.spec.pod.provider)).cloud
 
 
-def gpu_inventory(*, loaded: LoadedJob, provider: str | None, deps: PodCommandDeps) -> int:
+def gpu_inventory(
+    *, loaded: LoadedJob, provider: str | None, deps: PodCommandDeps, output: str = "table"
+) -> int:
     pod = loaded.spec.pod
     cloud = _config_cloud(deps, loaded, provider)
     cloud_type = str(pod.cloud_type)
@@ -102,8 +132,12 @@ def gpu_inventory(*, loaded: LoadedJob, provider: str | None, deps: PodCommandDe
     inventory = build_inventory(
         gpu_order=pod.gpu_order, datacenters=pod.datacenters, stock=stock, listed=listed
     )
-    for line in inventory_lines(inventory):
-        deps.out(line)
+    if output != "table":
+        summary = {**attrs.asdict(inventory), "any_available": inventory.any_available}
+        _out(deps, render(summary, output))
+    else:
+        for line in inventory_lines(inventory):
+            deps.out(line)
     if not inventory.any_available:
         logger.error(
             "stock-out: no configured GPU is in stock in any configured datacenter; "
@@ -113,7 +147,9 @@ def gpu_inventory(*, loaded: LoadedJob, provider: str | None, deps: PodCommandDe
     return EXIT_OK
 
 
-def estimate_job(*, loaded: LoadedJob, provider: str | None, deps: PodCommandDeps) -> int:
+def estimate_job(
+    *, loaded: LoadedJob, provider: str | None, deps: PodCommandDeps, output: str = "table"
+) -> int:
     """The live selection `run` would make, then the spend it allows."""
     pod = loaded.spec.pod
     cloud = _config_cloud(deps, loaded, provider)
@@ -130,6 +166,10 @@ def estimate_job(*, loaded: LoadedJob, provider: str | None, deps: PodCommandDep
     if not plan.candidates:
         logger.error("%s", plan.no_candidate_message())
         return EXIT_FAILED
-    for line in forecast(candidate=plan.candidates[0], budget=loaded.spec.budget).lines():
+    chosen = forecast(candidate=plan.candidates[0], budget=loaded.spec.budget)
+    if output != "table":
+        _out(deps, render(attrs.asdict(chosen), output))
+        return EXIT_OK
+    for line in chosen.lines():
         deps.out(line)
     return EXIT_OK

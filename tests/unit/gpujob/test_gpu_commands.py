@@ -303,3 +303,22 @@ def test_logs_to_a_full_stdout_is_one_error_and_to_a_closed_pipe_a_quiet_stop(
         tail_logs(LogsRequest(config_path=config, follow=False), full)
     gone = refuse(BrokenPipeError(errno.EPIPE, "Broken pipe"))
     assert tail_logs(LogsRequest(config_path=config, follow=False), gone) == 0
+
+
+def test_gpu_listings_as_json_and_yaml(h: PodToolsHarness) -> None:
+    """Issue 12 item 11: -o json|yaml on the GPU commands too, the same rows as the tables."""
+    cloud = h.clouds["runpod"]
+    cloud.set_stock("H100", "EU-1", "high")
+    cloud.set_stock("L4", "EU-1", "low")
+    cloud.prices = {"H100": 2.99, "L4": 0.4}
+    common = {"cloud_type": "SECURE", "spot": False, "provider": "runpod", "deps": h.deps()}
+    assert list_gpus(datacenter="EU-1", with_prices=True, output="json", **common) == 0
+    assert json.loads(h.lines.pop()) == [
+        {"gpu_id": "H100", "stock": "high", "usd_per_hour": 2.99},
+        {"gpu_id": "L4", "stock": "low", "usd_per_hour": 0.4},
+    ]
+    assert list_prices(output="yaml", **common) == 0
+    assert yaml.safe_load(h.lines.pop()) == [
+        {"gpu_id": "L4", "usd_per_hour": 0.4},
+        {"gpu_id": "H100", "usd_per_hour": 2.99},
+    ]

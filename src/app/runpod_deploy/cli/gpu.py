@@ -15,6 +15,7 @@ from pegboard.app.runpod_deploy.gpu_queries import (
 )
 from pegboard.app.runpod_deploy.pod_access import PROVIDERS, load_config
 from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import output_option
 
 from .options import config_path_option, template_var_options, verbosity_options
 from .pods import pod_command_deps
@@ -52,8 +53,11 @@ _provider_override_option = click.option(
 @_spot_option
 @click.option("--no-prices", is_flag=True, help="Stock only; do not ask for prices.")
 @_provider_option
+@output_option
 @verbosity_options
-def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, provider: str) -> int:
+def gpu_list(
+    datacenter: str, cloud_type: str, spot: bool, no_prices: bool, provider: str, output: str
+) -> int:
     """Stock of every GPU in one datacenter (high, medium, low), with $/hr when known."""
     return list_gpus(
         datacenter=datacenter,
@@ -62,6 +66,7 @@ def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, prov
         with_prices=not no_prices,
         provider=provider,
         deps=pod_command_deps(),
+        output=output,
     )
 
 
@@ -78,10 +83,15 @@ def gpu_list(datacenter: str, cloud_type: str, spot: bool, no_prices: bool, prov
     help="Accepted for 0.8.4 scripts: this build never caches prices.",
 )
 @_provider_option
+@output_option
 @verbosity_options
-def gpu_prices(cloud_type: str, spot: bool, no_price_cache: bool, provider: str) -> int:
+def gpu_prices(
+    cloud_type: str, spot: bool, no_price_cache: bool, provider: str, output: str
+) -> int:
     """GPU prices per hour, cheapest first; exit 1 when none is known."""
-    return list_prices(cloud_type=cloud_type, spot=spot, provider=provider, deps=pod_command_deps())
+    return list_prices(
+        cloud_type=cloud_type, spot=spot, provider=provider, deps=pod_command_deps(), output=output
+    )
 
 
 @examples(
@@ -93,14 +103,19 @@ def gpu_prices(cloud_type: str, spot: bool, no_price_cache: bool, provider: str)
 @config_path_option("The job's YAML config.")
 @template_var_options
 @_provider_override_option
+@output_option
 @verbosity_options
 def gpu_inventory_command(
-    config_path: Path, var_args: tuple[str, ...], vars_file: Path | None, provider: str | None
+    config_path: Path,
+    var_args: tuple[str, ...],
+    vars_file: Path | None,
+    provider: str | None,
+    output: str,
 ) -> int:
     """Stock of each configured GPU in each configured datacenter; exit 3 on stock-out."""
     deps = pod_command_deps()
     loaded = load_config(deps, config_path, var_args, vars_file)
-    return gpu_inventory(loaded=loaded, provider=provider, deps=deps)
+    return gpu_inventory(loaded=loaded, provider=provider, deps=deps, output=output)
 
 
 @examples(
@@ -111,11 +126,16 @@ def gpu_inventory_command(
 @click.argument("config_path", metavar="CONFIG", type=click.Path(path_type=Path, dir_okay=False))
 @template_var_options
 @_provider_override_option
+@output_option
 @verbosity_options
 def estimate(
-    config_path: Path, var_args: tuple[str, ...], vars_file: Path | None, provider: str | None
+    config_path: Path,
+    var_args: tuple[str, ...],
+    vars_file: Path | None,
+    provider: str | None,
+    output: str,
 ) -> int:
     """Pick the GPU `run` would pick, then forecast spend at the timeout and runtime at the cap."""
     deps = pod_command_deps()
     loaded = load_config(deps, config_path, var_args, vars_file)
-    return estimate_job(loaded=loaded, provider=provider, deps=deps)
+    return estimate_job(loaded=loaded, provider=provider, deps=deps, output=output)

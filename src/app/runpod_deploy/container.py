@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from pegboard import __version__
+from pegboard.app.shared import xdg
 from pegboard.app.shared.dependency_injection import containers, providers
 from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
 from pegboard.app.shared.traced_port import traced
@@ -49,10 +50,14 @@ from .seams import (
 # --- one factory per provider, each typed with the ports it builds ---------------------------
 
 
-def _pods_root(environ: Mapping[str, str]) -> Path:
-    from pegboard.adapters.local_pod_paths import default_pods_root
+def _pods_root(environ: Mapping[str, str], home: str) -> Path:
+    """$PEGBOARD_LOCAL_PODS_ROOT, else $XDG_DATA_HOME/pegboard/local-pods by the one XDG rule
+    both tools use (app/shared/xdg.py: a relative XDG_DATA_HOME is ignored)."""
+    from pegboard.adapters.local_pod_paths import DEFAULT_PODS_ROOT_ENV, default_pods_root
 
-    return default_pods_root(dict(environ))
+    if environ.get(DEFAULT_PODS_ROOT_ENV):
+        return default_pods_root(dict(environ))
+    return xdg.data_home(environ, home) / "pegboard" / "local-pods"
 
 
 def _local_backend(pods_root: Path, locator: Mapping[str, Any] | None = None) -> Backend:
@@ -187,7 +192,7 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
     read_document: providers.Provider[ReadDocument] = providers.Object(read_yaml_document)
 
     # Pods: one backend Factory per `pod.provider`, chosen by name at call time
-    pods_root: providers.Provider[Path] = providers.Callable(_pods_root, environ)
+    pods_root: providers.Provider[Path] = providers.Callable(_pods_root, environ, home)
     local_backend: providers.Factory[Backend] = providers.Factory(
         _local_backend, pods_root=pods_root
     )

@@ -335,3 +335,18 @@ def test_a_pointer_written_before_create_stays_when_a_pod_may_exist(tmp_path: Pa
     assert result.exit_code == 1
     (pointer,) = _run_pointers(h).values()
     assert pointer["pod_id"] is None and pointer["pod_name"].startswith("fakejob-")
+
+
+def test_local_pods_follow_the_same_xdg_rule() -> None:
+    from pegboard.app.runpod_deploy.container import RunpodDeployContainer
+    from pegboard.app.shared.dependency_injection import providers
+
+    def pods_root(environ: dict[str, str]) -> Path:
+        container = RunpodDeployContainer()
+        container.environ.override(providers.Object({"HOME": "/h", **environ}))
+        return Path(container.pods_root())
+
+    assert pods_root({}) == Path("/h/.local/share/pegboard/local-pods")
+    assert pods_root({"XDG_DATA_HOME": "/d"}) == Path("/d/pegboard/local-pods")
+    assert pods_root({"XDG_DATA_HOME": "relative"}) == Path("/h/.local/share/pegboard/local-pods")
+    assert pods_root({"PEGBOARD_LOCAL_PODS_ROOT": "/p", "XDG_DATA_HOME": "/d"}) == Path("/p")

@@ -6,8 +6,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-deps
 # `make demo` installs only what the demo runs: pegboard and its runtime dependencies, plus the
-# extras named here (none yet), never the dev tools (mypy, hypothesis, kubernetes-validate...).
-DEMO_EXTRAS ?=
+# extras named here (the runpod SDK, for the demo's RunPod part), never the dev tools (mypy,
+# hypothesis, kubernetes-validate...).
+DEMO_EXTRAS ?= runpod
 DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test check lint typecheck imports pytest install bench bench-fleet clean dev-check

@@ -2,17 +2,19 @@
 
 Same rules as rsync (trailing "/", excludes, delete only when asked, unchanged files skipped),
 so the use case's staging and artifact pulls can be tested without a pod. Every transfer is
-recorded in `transfers`; `host.fail_next("push"|"pull", error)` injects a failure.
+recorded in `transfers`; `sync.fail_next("push"|"pull", error, times=, when=)` (or the host's)
+injects a failure.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pegboard.adapters.fakes.shell import FakeFile, FakeHost
+from pegboard.adapters.fakes.failures import FakeCall
+from pegboard.adapters.fakes.shell import SYNC_OPERATIONS, FakeFile, FakeHost
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.file_sync import TransferResult
 from pegboard.domain.sync_rules import ExcludeMatcher, parse_chmod
@@ -36,6 +38,19 @@ class FakeFileSync:
         self.host = host
         self.transfers: list[Transfer] = []
 
+    def fail_next(
+        self,
+        operation: str,
+        error: BaseException,
+        *,
+        times: int = 1,
+        when: Callable[[FakeCall], bool] | None = None,
+    ) -> None:
+        """FakeHost.fail_next for `push` (args: local, remote) or `pull` (args: remote, local)."""
+        if operation not in SYNC_OPERATIONS:
+            raise ValueError(f"unknown operation {operation!r}; one of {sorted(SYNC_OPERATIONS)}")
+        self.host.fail_next(operation, error, times=times, when=when)
+
     def push(
         self,
         local: str,
@@ -46,7 +61,7 @@ class FakeFileSync:
         chmod: str | None = None,
         timeout: float | None = None,
     ) -> TransferResult:
-        self.host.take_failure("push")
+        self.host.take_failure("push", local, remote)
         source = local.rstrip("/") or "/"
         if not os.path.lexists(source):
             raise NotFound(f"no such file or directory: {local}")
@@ -107,7 +122,7 @@ class FakeFileSync:
         delete: bool = False,
         timeout: float | None = None,
     ) -> TransferResult:
-        self.host.take_failure("pull")
+        self.host.take_failure("pull", remote, local)
         self.host.advance_jobs()
         source = self.host.resolve(remote)
         matcher = ExcludeMatcher(excludes)

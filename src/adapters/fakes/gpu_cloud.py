@@ -4,7 +4,7 @@
     cloud.fail_create("A5000", "EU-RO-1")                 # NoCapacity on that candidate
     cloud.fail_create_after_pod_exists("A6000")           # pod exists, create raises anyway
     cloud.never_ready()                                   # pods never publish ssh
-    cloud.fail_next("get_pod", Transient("502"))          # any method, once
+    cloud.fail_next("get_pod", Transient("502"), times=2)  # any method (fakes/failures.py)
     cloud.add_volume("models", "EU-RO-1")                 # a network volume (id fakevol-...)
 
 Pod ids are deterministic (fakepod-0001, ...). Inspect `pods`, `calls` and `live_pods()`.
@@ -15,10 +15,11 @@ Stock not listed in `stock` is `default_stock` ("high"); `datacenter_stock` list
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.adapters.fakes.clock import FakeClock
+from pegboard.adapters.fakes.failures import FakeCall, InjectedFailures
 from pegboard.adapters.fakes.shell import FakeHost
 from pegboard.domain.errors import NotFound, PegboardError
 from pegboard.domain.ports.gpu_cloud import (
@@ -35,6 +36,23 @@ from pegboard.domain.ports.gpu_cloud import (
     PodRequest,
     PodStatus,
     SshEndpoint,
+)
+
+# The GpuCloud port's methods, the operations fail_next knows.
+OPERATIONS = frozenset(
+    {
+        "gpu_availability",
+        "gpu_prices",
+        "datacenter_stock",
+        "network_volume",
+        "create_pod",
+        "find_pods",
+        "get_pod",
+        "list_pods",
+        "stop_pod",
+        "resume_pod",
+        "terminate_pod",
+    }
 )
 
 
@@ -75,7 +93,7 @@ class FakeGpuCloud:
         self.pods: dict[str, FakePod] = {}
         self.calls: list[tuple[str, ...]] = []
         self._create_failures: list[tuple[str | None, str | None, PegboardError, bool]] = []
-        self._failures: dict[str, list[PegboardError]] = {}
+        self._failures: InjectedFailures[FakeCall] = InjectedFailures(OPERATIONS)
         self._counter = 0
         self.volumes: list[NetworkVolume] = []
 
@@ -116,8 +134,18 @@ class FakeGpuCloud:
     def never_ready(self) -> None:
         self.ready_after = None
 
-    def fail_next(self, method: str, error: PegboardError) -> None:
-        self._failures.setdefault(method, []).append(error)
+    def fail_next(
+        self,
+        operation: str,
+        error: BaseException,
+        *,
+        times: int = 1,
+        when: Callable[[FakeCall], bool] | None = None,
+    ) -> None:
+        """The next `times` calls of `operation` (a GpuCloud method) for which `when(call)` is
+        true raise `error` (the same on every fake: fakes/failures.py). `call.args` are what
+        `calls` records after the name: a pod id, a name, (name, gpu, datacenter) for create_pod."""
+        self._failures.add(operation, error, times=times, when=when)
 
     # --- inspection --------------------------------------------------------------------------
     def live_pods(self) -> builtins.list[FakePod]:
@@ -232,9 +260,7 @@ class FakeGpuCloud:
     # --- internals ---------------------------------------------------------------------------
     def _enter(self, method: str, *args: str) -> None:
         self.calls.append((method, *args))
-        queue = self._failures.get(method)
-        if queue:
-            raise queue.pop(0)
+        self._failures.raise_if_due(FakeCall(method, args))
 
     def _new_pod(self, request: PodRequest) -> FakePod:
         self._counter += 1

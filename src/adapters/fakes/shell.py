@@ -16,10 +16,11 @@ import math
 import posixpath
 import re
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.adapters.fakes.clock import FakeClock
+from pegboard.adapters.fakes.failures import FakeCall, InjectedFailures
 from pegboard.domain.errors import NotFound, PegboardError, PortError
 from pegboard.domain.ports.remote_shell import (
     ByteStream,
@@ -28,6 +29,13 @@ from pegboard.domain.ports.remote_shell import (
     DetachedStatus,
     OutputCallback,
 )
+
+# The operations fail_next knows: the RemoteShell methods, `follow_next` (the next chunk of a
+# follow that is already open), and the FileSync methods FakeFileSync runs on this host.
+SHELL_OPERATIONS = frozenset(
+    {"run", "start_detached", "detached_status", "follow", "follow_next", "read_file", "write_file"}
+)
+SYNC_OPERATIONS = frozenset({"push", "pull"})
 
 
 @dataclass
@@ -90,7 +98,9 @@ class FakeHost:
     commands: list[str] = field(default_factory=list)
     rules: list[CommandRule] = field(default_factory=list)
     jobs: list[_RunningJob] = field(default_factory=list)
-    failures: dict[str, list[PegboardError]] = field(default_factory=dict)
+    failures: InjectedFailures[FakeCall] = field(
+        default_factory=lambda: InjectedFailures(SHELL_OPERATIONS | SYNC_OPERATIONS)
+    )
     _queued_jobs: list[FakeJob] = field(default_factory=list)
     _next_pid: int = 4000
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -117,10 +127,19 @@ class FakeHost:
         """The next start_detached runs this job (default: no output, exit 0 at once)."""
         self._queued_jobs.append(job)
 
-    def fail_next(self, operation: str, error: PegboardError) -> None:
-        """The next call of `operation` (run, follow, detached_status, write_file, read_file,
-        start_detached, push, pull) raises `error`."""
-        self.failures.setdefault(operation, []).append(error)
+    def fail_next(
+        self,
+        operation: str,
+        error: BaseException,
+        *,
+        times: int = 1,
+        when: Callable[[FakeCall], bool] | None = None,
+    ) -> None:
+        """The next `times` calls of `operation` on this host's shells and file syncs (run,
+        start_detached, detached_status, follow, follow_next, read_file, write_file, push, pull)
+        for which `when(call)` is true raise `error` (the same on every fake: fakes/failures.py).
+        `call.args`: run (command,), push (local, remote), pull (remote, local), others (path,)."""
+        self.failures.add(operation, error, times=times, when=when)
 
     def kill_jobs(self) -> None:
         """What stopping the pod does to detached jobs: they vanish without a status."""
@@ -153,10 +172,9 @@ class FakeHost:
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
         self.files[self.resolve(path)] = FakeFile(data, mode, self.clock.now())
 
-    def take_failure(self, operation: str) -> None:
-        queue = self.failures.get(operation)
-        if queue:
-            raise queue.pop(0)
+    def take_failure(self, operation: str, *args: str) -> None:
+        """Raise the failure fail_next queued for this call, if any."""
+        self.failures.raise_if_due(FakeCall(operation, args))
 
     def match(self, command: str) -> CommandRule | None:
         for rule in self.rules:
@@ -223,6 +241,19 @@ class FakeShell:
         self.host = host
         self.closed = False
 
+    def fail_next(
+        self,
+        operation: str,
+        error: BaseException,
+        *,
+        times: int = 1,
+        when: Callable[[FakeCall], bool] | None = None,
+    ) -> None:
+        """FakeHost.fail_next for one of the RemoteShell's operations (SHELL_OPERATIONS)."""
+        if operation not in SHELL_OPERATIONS:
+            raise ValueError(f"unknown operation {operation!r}; one of {sorted(SHELL_OPERATIONS)}")
+        self.host.fail_next(operation, error, times=times, when=when)
+
     def run(
         self,
         command: str,
@@ -232,7 +263,7 @@ class FakeShell:
         on_output: OutputCallback | None = None,
     ) -> CommandResult:
         self._check_open()
-        self.host.take_failure("run")
+        self.host.take_failure("run", command)
         self.host.commands.append(command)
         rule = self.host.match(command)
         if rule is None:
@@ -253,13 +284,13 @@ class FakeShell:
         self, script_path: str, *, log_path: str, status_path: str, pid_path: str
     ) -> int:
         self._check_open()
-        self.host.take_failure("start_detached")
+        self.host.take_failure("start_detached", script_path)
         self.host.commands.append(f"<start_detached {script_path}>")
         return self.host.start_job(script_path, log_path, status_path, pid_path)
 
     def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
         self._check_open()
-        self.host.take_failure("detached_status")
+        self.host.take_failure("detached_status", status_path)
         self.host.advance_jobs()
         status = self.host.files.get(self.host.resolve(status_path))
         if status is not None:
@@ -271,13 +302,13 @@ class FakeShell:
 
     def follow(self, path: str, *, from_offset: int = 0, heartbeat: float = 0.25) -> ByteStream:
         self._check_open()
-        self.host.take_failure("follow")
+        self.host.take_failure("follow", path)
         return self._follow(path, from_offset, heartbeat)
 
     def _follow(self, path: str, offset: int, heartbeat: float) -> Generator[bytes, None, None]:
         full = self.host.resolve(path)
         while True:
-            self.host.take_failure("follow_next")
+            self.host.take_failure("follow_next", path)
             self.host.advance_jobs()
             entry = self.host.files.get(full)
             data = entry.data[offset:] if entry is not None else b""
@@ -295,7 +326,7 @@ class FakeShell:
 
     def read_file(self, path: str, *, offset: int = 0) -> bytes:
         self._check_open()
-        self.host.take_failure("read_file")
+        self.host.take_failure("read_file", path)
         self.host.advance_jobs()
         entry = self.host.files.get(self.host.resolve(path))
         if entry is None:
@@ -304,7 +335,7 @@ class FakeShell:
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:
         self._check_open()
-        self.host.take_failure("write_file")
+        self.host.take_failure("write_file", path)
         self.host.put(path, bytes(data), mode)
 
     def close(self) -> None:

@@ -303,7 +303,7 @@ def test_interrupt_while_waiting_for_the_pod_stops_it_and_keeps_the_pointer(
     tmp_path: Path,
 ) -> None:
     h = RunHarness(tmp_path)
-    h.cloud.fail_next("get_pod", KeyboardInterrupt())  # type: ignore[arg-type]
+    h.cloud.fail_next("get_pod", KeyboardInterrupt())
     result = h.run()
     manifest = h.manifest(result)
     assert result.exit_code == 130 and manifest["failure_phase"] == "ready"

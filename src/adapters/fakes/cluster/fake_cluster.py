@@ -42,6 +42,7 @@ from pegboard.domain.ports.cluster import (
 )
 
 from ..clock import FakeClock
+from ..failures import InjectedFailures
 from .jobs import FakeJobsController
 from .kubelet import FakeKubelet, PodMatcher, name_matcher
 from .logs import FakeLogStream, PodLogs, read_log
@@ -79,14 +80,6 @@ class FakeRequest:
     namespace: str | None = None
     name: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Failure:
-    operation: str
-    error: BaseException
-    remaining: int
-    when: Callable[[FakeRequest], bool] | None
 
 
 @contextlib.contextmanager
@@ -127,7 +120,7 @@ class FakeCluster:
             default_script if default_script is not None else PodScript.completes(),
         )
         self._jobs = FakeJobsController(self._store, self._schedule)
-        self._failures: list[_Failure] = []
+        self._failures: InjectedFailures[FakeRequest] = InjectedFailures(_OPERATIONS)
         self._requests: list[FakeRequest] = []
         self._deletions: list[tuple[str, str, str, str]] = []
 
@@ -170,11 +163,9 @@ class FakeCluster:
         times: int = 1,
         when: Callable[[FakeRequest], bool] | None = None,
     ) -> None:
-        """Make the next `times` calls of `operation` (a Cluster method name) raise `error`."""
-        if operation not in _OPERATIONS:
-            raise ValueError(f"unknown operation {operation!r}; one of {sorted(_OPERATIONS)}")
-        with self._cond:
-            self._failures.append(_Failure(operation, error, times, when))
+        """Make the next `times` calls of `operation` (a Cluster method name) for which
+        `when(request)` is true raise `error` (the same on every fake: fakes/failures.py)."""
+        self._failures.add(operation, error, times=times, when=when)
 
     def add_event(
         self,
@@ -523,14 +514,7 @@ class FakeCluster:
         self._schedule.catch_up()
         with self._cond:
             self._requests.append(request)
-            for failure in self._failures:
-                if failure.operation == request.operation and (
-                    failure.when is None or failure.when(request)
-                ):
-                    failure.remaining -= 1
-                    if failure.remaining <= 0:
-                        self._failures.remove(failure)
-                    raise failure.error
+            self._failures.raise_if_due(request)
 
     def _matcher(
         self,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pegboard.domain.errors import RunnerError, UsageError
+from pegboard.domain.errors import Unauthorized, UsageError
 from pegboard.domain.ports.cluster import ClusterTarget
 
 from .kubeconfig_file import (
@@ -103,7 +103,8 @@ def resolve_credentials(
     home: Path,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
 ) -> Credentials:
-    """Kubeconfig first, in-cluster as the fallback; RunnerError with the reason(s) otherwise."""
+    """Kubeconfig first, in-cluster as the fallback; Unauthorized (a PortError: the Cluster
+    port's methods raise it) with the reason(s) otherwise; UsageError for an unknown --context."""
     paths = kubeconfig_paths(env, home)
     try:
         return _from_kubeconfig(paths, context)
@@ -112,7 +113,7 @@ def resolve_credentials(
     except Exception as exc:  # the client raises ConfigException, OSError, yaml and key errors
         kubeconfig_reason = _one_line(exc)
         if context is not None:
-            raise RunnerError(
+            raise Unauthorized(
                 f"could not load kubeconfig context '{context}': {kubeconfig_reason}"
             ) from exc
         missing = isinstance(exc, FileNotFoundError)
@@ -120,15 +121,15 @@ def resolve_credentials(
         return _from_service_account(env, service_account_dir)
     except Exception as exc:
         if "KUBERNETES_SERVICE_HOST" in env:  # inside a pod: both reasons matter
-            raise RunnerError(
+            raise Unauthorized(
                 f"no cluster credentials: kubeconfig: {kubeconfig_reason}; "
                 f"in-cluster: {_one_line(exc)}"
             ) from exc
         if missing:
-            raise RunnerError(
+            raise Unauthorized(
                 f"no cluster credentials: {kubeconfig_reason} and not inside a cluster "
                 f"({GET_A_KUBECONFIG})"
             ) from exc
-        raise RunnerError(
+        raise Unauthorized(
             f"bad kubeconfig: {kubeconfig_reason} (fix it, or point KUBECONFIG at another file)"
         ) from exc

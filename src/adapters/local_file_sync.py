@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pegboard.adapters.local_pod_paths import LocalPodPaths
-from pegboard.domain.errors import NotFound, PortError
+from pegboard.adapters.push_checks import check_source, checked_chmod
+from pegboard.domain.errors import PortError
 from pegboard.domain.ports.file_sync import TransferResult
 from pegboard.domain.sync_rules import ExcludeMatcher, parse_chmod
 
@@ -89,16 +90,15 @@ class LocalFileSync:
         timeout: float | None,
         source_label: str,
     ) -> TransferResult:
-        if not os.path.lexists(source.rstrip("/") or "/"):
-            raise NotFound(f"no such file or directory: {source_label}")
-        if chmod is not None:
-            try:
-                parse_chmod(chmod)
-            except ValueError as exc:
-                raise PortError(str(exc)) from None
-        _prepare_destination(source, dest)
+        check_source(source, label=source_label)
+        checked_chmod(chmod)
+        into_dir = os.path.isdir(source.rstrip("/") or "/") or dest.endswith("/")
+        prepare_destination(dest, into_dir=into_dir)
         if self._rsync is None:
-            return copy_tree(source, dest, excludes=excludes, delete=delete, chmod=chmod)
+            try:
+                return copy_tree(source, dest, excludes=excludes, delete=delete, chmod=chmod)
+            except OSError as exc:  # the port raises PortErrors only
+                raise PortError(f"copy to {dest} failed: {exc.strerror or exc}") from None
         argv = [self._rsync, "-rlpt", "--stats"]
         if delete:
             argv.append("--delete")
@@ -134,12 +134,13 @@ def parse_rsync_stats(output: str) -> TransferResult:
     return TransferResult(bytes_transferred=number(_BYTES_RE), files=number(_FILES_RE))
 
 
-def _prepare_destination(source: str, dest: str) -> None:
-    """Create the destination directories rsync would not create itself."""
-    if os.path.isdir(source.rstrip("/") or "/") or dest.endswith("/"):
-        Path(dest).mkdir(parents=True, exist_ok=True)
-    else:
-        Path(dest).parent.mkdir(parents=True, exist_ok=True)
+def prepare_destination(dest: str, *, into_dir: bool) -> None:
+    """Create the local directories rsync would not create itself: `dest` when the transfer
+    goes into it, else its parent. PortError (the port's only error) when they cannot be."""
+    try:
+        (Path(dest) if into_dir else Path(dest).parent).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PortError(f"cannot create {dest}: {exc.strerror or exc}") from None
 
 
 def copy_tree(

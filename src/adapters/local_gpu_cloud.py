@@ -113,8 +113,12 @@ class LocalGpuCloud(OwnedMachineStock):
     def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
         if not self._root.is_dir():
             return []
+        try:
+            entries = sorted(self._root.iterdir())
+        except OSError as exc:
+            raise PortError(f"cannot list {self._root}: {exc.strerror or exc}") from None
         found = []
-        for entry in sorted(self._root.iterdir()):
+        for entry in entries:
             if entry.name.startswith("."):
                 continue  # a pod being created (see create_pod)
             try:
@@ -197,14 +201,24 @@ class LocalGpuCloud(OwnedMachineStock):
     def _write(self, paths: LocalPodPaths, meta: dict[str, Any]) -> None:
         # A temp name of its own: two processes updating one pod never share a half file.
         tmp = paths.meta_file.with_name(f".pod.json.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        tmp.write_text(json.dumps(meta, indent=2) + "\n")
-        os.replace(tmp, paths.meta_file)
+        try:
+            tmp.write_text(json.dumps(meta, indent=2) + "\n")
+            os.replace(tmp, paths.meta_file)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise PortError(f"cannot write {paths.meta_file}: {exc.strerror or exc}") from None
 
 
 def _kill_pod_processes(paths: LocalPodPaths) -> None:
     if not paths.procs_dir.is_dir():
         return
-    for entry in paths.procs_dir.iterdir():
-        if entry.name.isdigit():
-            kill_process_group(int(entry.name))
-        entry.unlink(missing_ok=True)
+    try:
+        for entry in paths.procs_dir.iterdir():
+            if entry.name.isdigit():
+                kill_process_group(int(entry.name))
+            entry.unlink(missing_ok=True)
+    except OSError as exc:
+        raise PortError(
+            f"cannot stop the processes of {paths.pod_dir}: {exc.strerror or exc}"
+        ) from None

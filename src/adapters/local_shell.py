@@ -66,16 +66,19 @@ class LocalShell:
     ) -> CommandResult:
         self._check_open()
         workdir = self._paths.workspace
-        workdir.mkdir(parents=True, exist_ok=True)  # inside the pod's directory (checked)
-        proc = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=workdir,
-            env=self._environ,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)  # inside the pod's directory (checked)
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=workdir,
+                env=self._environ,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:  # the pod went away meanwhile, no bash: the port's PortError
+            raise PortError(f"cannot run {_brief(command)!r}: {exc.strerror or exc}") from None
         try:
             return self._collect(proc, command, timeout=timeout, stdin=stdin, on_output=on_output)
         except BaseException:
@@ -208,6 +211,13 @@ class LocalShell:
 
 
 def _follow(path: Path, offset: int, heartbeat: float) -> Generator[bytes, None, None]:
+    try:
+        yield from _follow_file(path, offset, heartbeat)
+    except OSError as exc:  # a directory, no permission: the port's PortError, never OSError
+        raise PortError(f"cannot follow {path}: {exc.strerror or exc}") from None
+
+
+def _follow_file(path: Path, offset: int, heartbeat: float) -> Generator[bytes, None, None]:
     idle_since = time.monotonic()
     handle = None
     try:

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from pegboard.adapters.local_file_sync import parse_rsync_stats
+from pegboard.adapters.local_file_sync import parse_rsync_stats, prepare_destination
+from pegboard.adapters.push_checks import check_source, checked_chmod
 from pegboard.adapters.ssh_connection import SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.domain.errors import NotFound, PortError, Transient, Unauthorized, Unreachable
 from pegboard.domain.ports.file_sync import FileSync, TransferResult
 from pegboard.domain.ports.remote_shell import HostKeyRejected
-from pegboard.domain.sync_rules import parse_chmod
 
 logger = logging.getLogger(__name__)
 
@@ -99,17 +99,12 @@ class RsyncFileSync:
         chmod: str | None = None,
         timeout: float | None = None,
     ) -> TransferResult:
-        if not os.path.lexists(local.rstrip("/") or "/"):
-            raise NotFound(f"no such file or directory: {local}")
+        check_source(local)
         if self._use_fallback and self._fallback is not None:
             return self._fallback.push(
                 local, remote, excludes=excludes, delete=delete, chmod=chmod, timeout=timeout
             )
-        if chmod is not None:
-            try:
-                parse_chmod(chmod)
-            except ValueError as exc:
-                raise PortError(str(exc)) from None
+        checked_chmod(chmod)
         source_is_dir = os.path.isdir(local.rstrip("/") or "/")
         directory = remote if source_is_dir or remote.endswith("/") else posixpath.dirname(remote)
         directory = directory.rstrip("/") or "/"
@@ -142,10 +137,7 @@ class RsyncFileSync:
             return self._fallback.pull(
                 remote, local, excludes=excludes, delete=delete, timeout=timeout
             )
-        if remote.endswith("/") or local.endswith("/"):
-            Path(local).mkdir(parents=True, exist_ok=True)
-        else:
-            Path(local).parent.mkdir(parents=True, exist_ok=True)
+        prepare_destination(local, into_dir=remote.endswith("/") or local.endswith("/"))
         try:
             return self._transfer(
                 [self._remote(remote), local],

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from pegboard.adapters.local_file_sync import delete_extraneous
+from pegboard.adapters.push_checks import check_source, checked_chmod
 from pegboard.adapters.ssh_connection import SshConnection
 from pegboard.adapters.ssh_errors import connection_lost
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.file_sync import TransferResult
-from pegboard.domain.sync_rules import ExcludeMatcher, parse_chmod
+from pegboard.domain.sync_rules import ExcludeMatcher
 
 if TYPE_CHECKING:
     from paramiko.sftp_attr import SFTPAttributes
@@ -54,12 +55,8 @@ class SftpFileSync:
         chmod: str | None = None,
         timeout: float | None = None,
     ) -> TransferResult:
-        if not os.path.lexists(local.rstrip("/") or "/"):
-            raise NotFound(f"no such file or directory: {local}")
-        try:
-            modes = parse_chmod(chmod) if chmod else None
-        except ValueError as exc:
-            raise PortError(str(exc)) from None
+        check_source(local)
+        modes = checked_chmod(chmod)
         file_mode = modes.file_mode if modes else None
         dir_mode = modes.dir_mode if modes else None
         transfer = _Transfer(self._conn.sftp(), timeout, ExcludeMatcher(excludes))

@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any
 
+from pegboard.domain.errors import PegboardError
+
 MiB = 1024 * 1024
 
 MAX_CONFIG_BYTES = 1 * MiB
@@ -55,8 +57,10 @@ MAX_TOTAL_RENDERED_CHARS = 8_000_000
 squarepeg config layer after interpolation."""
 
 
-class InputRejected(ValueError):
-    """Input refused by a limit or an encoding rule; the message completes "<file>: ..."."""
+class InputRejected(PegboardError, ValueError):
+    """Input refused by a limit or an encoding rule; the message completes "<file>: ...".
+
+    Also a ValueError: the readers that catch a malformed file's ValueError catch this too."""
 
 
 def too_large(limit: int) -> InputRejected:

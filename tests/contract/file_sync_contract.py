@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.errors import NotFound
+from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.file_sync import FileSync
 
 
@@ -123,3 +123,15 @@ class FileSyncContract:
             driver.sync.pull(f"{driver.remote_root}/absent/", str(tmp_path / "a"))
         with pytest.raises(NotFound):
             driver.sync.push(os.path.join(tmp_path, "absent"), f"{driver.remote_root}/x")
+
+    def test_a_local_side_that_cannot_be_written_is_a_port_error(
+        self, driver: Any, tmp_path: Path
+    ) -> None:
+        """The port raises PortErrors only: never the OSError of the local disk."""
+        driver.remote_write(f"{driver.remote_root}/o/a.txt", b"a")
+        blocker = tmp_path / "a-file"
+        blocker.write_bytes(b"not a directory")
+        with pytest.raises(PortError):
+            driver.sync.pull(f"{driver.remote_root}/o/", str(blocker / "under"))
+        with pytest.raises(PortError):
+            driver.sync.pull(f"{driver.remote_root}/o/a.txt", str(blocker / "under" / "a.txt"))

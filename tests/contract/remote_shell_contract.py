@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pegboard.adapters.fakes import FakeJob
-from pegboard.domain.errors import NotFound
+from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.remote_shell import CommandResult, CommandTimedOut, RemoteShell
 
 
@@ -82,6 +82,24 @@ class RemoteShellContract:
     def test_read_missing_file_is_not_found(self, driver: Any) -> None:
         with pytest.raises(NotFound):
             driver.shell.read_file(f"{driver.root}/nope")
+
+    def test_what_fails_on_the_pod_is_a_port_error(self, driver: Any) -> None:
+        """The port raises PortErrors only: a path that is a directory, or lies under a file,
+        fails (where the adapter notices) as a PortError, never as the OSError of the disk."""
+        driver.shell.write_file(f"{driver.root}/d/f", b"x", mode=0o644)
+        attempts = [
+            lambda: driver.shell.read_file(f"{driver.root}/d"),
+            lambda: driver.shell.write_file(f"{driver.root}/d/f/under", b"x", mode=0o644),
+            lambda: driver.shell.write_file(f"{driver.root}/d", b"x", mode=0o644),
+            lambda: [chunk for _, chunk in zip(range(3), driver.shell.follow(f"{driver.root}/d"))],
+        ]
+        for attempt in attempts:
+            try:
+                attempt()
+            except PortError:
+                pass
+            except Exception as exc:  # pragma: no cover - the failure this test looks for
+                pytest.fail(f"{type(exc).__name__} escaped the RemoteShell port: {exc}")
 
     def test_detached_script_records_output_pid_and_exit_status(self, driver: Any) -> None:
         script = f"{driver.root}/job.sh"

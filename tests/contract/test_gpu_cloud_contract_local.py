@@ -10,6 +10,7 @@ import pytest
 
 from contract.gpu_cloud_contract import GpuCloudContract
 from pegboard.adapters.local_gpu_cloud import LocalGpuCloud
+from pegboard.domain.errors import PortError
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
 
@@ -42,3 +43,28 @@ def test_terminate_removes_the_pod_directory_and_stop_keeps_it(tmp_path: Path) -
     assert not (tmp_path / gone.pod_id).exists()
     status = cloud.get_pod(kept.pod_id)
     assert status.workspace_root == str(tmp_path / kept.pod_id / "fs" / "workspace")
+
+
+def test_what_the_disk_refuses_is_a_port_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port raises PortErrors only: a pods root that cannot be listed or a pod record
+    that cannot be written is never the disk's OSError (root ignores permissions, so the
+    disk's refusal is injected)."""
+    cloud = LocalGpuCloud(tmp_path)
+    pod = cloud.create_pod(PodRequest(name="a", image="i", gpu_id="g", datacenter_id="d"))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("os.replace", refuse)
+        with pytest.raises(PortError, match="cannot write"):
+            cloud.stop_pod(pod.pod_id)
+        with pytest.raises(PortError, match="cannot write"):
+            cloud.resume_pod(pod.pod_id)
+    assert not [p for p in (tmp_path / pod.pod_id).iterdir() if p.name.endswith(".tmp")]
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "iterdir", refuse)
+        with pytest.raises(PortError, match="cannot list"):
+            cloud.list_pods()

@@ -28,7 +28,7 @@ from contract.cluster_contract import (
 )
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes.sandbox import KubernetesSandbox
-from pegboard.domain.errors import Forbidden, RunnerError, Transient, Unauthorized, Unreachable
+from pegboard.domain.errors import Forbidden, Transient, Unauthorized, Unreachable
 from pegboard.domain.ports.cluster import JsonObject, LogStreamDropped, ResourceKind
 
 IMAGE = "busybox:1.36"
@@ -164,16 +164,19 @@ def test_a_wrong_token_is_unauthorized(sandbox: KubernetesSandbox, tmp_path: Pat
         adapter.read(ResourceKind.POD, "x", namespace="default")
 
 
-def test_no_credentials_at_all_is_a_runner_error(tmp_path: Path) -> None:
+def test_no_credentials_at_all_is_a_port_error(tmp_path: Path) -> None:
+    """The port raises PortErrors only: missing credentials are Unauthorized (squarepeg: 125)."""
     adapter = KubernetesCluster(
         env={"KUBECONFIG": str(tmp_path / "missing")},
         home=tmp_path,
         service_account_dir=tmp_path / "sa",
     )
     with pytest.raises(
-        RunnerError, match=r"no cluster credentials: no kubeconfig at .* not inside a cluster"
+        Unauthorized, match=r"no cluster credentials: no kubeconfig at .* not inside a cluster"
     ):
         adapter.target()
+    with pytest.raises(Unauthorized, match=r"no cluster credentials"):
+        adapter.read(ResourceKind.POD, "x", namespace="default")
 
 
 def test_rejections_carry_the_status_message(

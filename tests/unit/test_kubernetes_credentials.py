@@ -8,7 +8,7 @@ import pytest
 
 from pegboard.adapters.kubeconfig_file import kubeconfig_paths, read_kubeconfig_namespace
 from pegboard.adapters.kubernetes_credentials import resolve_credentials
-from pegboard.domain.errors import RunnerError, UsageError
+from pegboard.domain.errors import Unauthorized, UsageError
 from pegboard.domain.ports.cluster import ClusterTarget
 
 IN_CLUSTER_ENV = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
@@ -101,7 +101,7 @@ def test_explicit_context_that_fails_never_falls_back(
     text = config.read_text().replace("cluster: dev,", "cluster: gone,")
     config.write_text(text)
     env = {"KUBECONFIG": str(config), **IN_CLUSTER_ENV}
-    with pytest.raises(RunnerError, match="could not load kubeconfig context 'dev'") as caught:
+    with pytest.raises(Unauthorized, match="could not load kubeconfig context 'dev'") as caught:
         resolve_credentials(
             context="dev", env=env, home=tmp_path, service_account_dir=service_account
         )
@@ -112,7 +112,7 @@ def test_explicit_context_that_fails_never_falls_back(
 def test_a_malformed_kubeconfig_names_its_file_and_line(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.write_text("apiVersion: v1\nclusters:\n- name: x\n  cluster: {server: [\n")
-    with pytest.raises(RunnerError) as caught:
+    with pytest.raises(Unauthorized) as caught:
         resolve_credentials(
             context=None,
             env={"KUBECONFIG": str(config)},
@@ -125,7 +125,7 @@ def test_a_malformed_kubeconfig_names_its_file_and_line(tmp_path: Path) -> None:
 
 
 def test_no_kubeconfig_outside_a_cluster_says_how_to_get_one(tmp_path: Path) -> None:
-    with pytest.raises(RunnerError) as caught:
+    with pytest.raises(Unauthorized) as caught:
         resolve_credentials(
             context=None, env={}, home=tmp_path, service_account_dir=tmp_path / "none"
         )
@@ -154,7 +154,7 @@ def test_in_cluster_when_the_kubeconfig_is_broken(tmp_path: Path, service_accoun
 
 
 def test_both_failing_inside_a_pod_reports_both_reasons(tmp_path: Path) -> None:
-    with pytest.raises(RunnerError) as caught:
+    with pytest.raises(Unauthorized) as caught:
         resolve_credentials(
             context=None,
             env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"},

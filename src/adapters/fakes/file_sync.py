@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from pegboard.adapters.fakes.failures import FakeCall
 from pegboard.adapters.fakes.shell import SYNC_OPERATIONS, FakeFile, FakeHost
+from pegboard.adapters.push_checks import check_source, checked_chmod
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.file_sync import TransferResult
-from pegboard.domain.sync_rules import ExcludeMatcher, parse_chmod
+from pegboard.domain.sync_rules import ExcludeMatcher
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,9 @@ class FakeFileSync:
     ) -> TransferResult:
         self.host.take_failure("push", local, remote)
         source = local.rstrip("/") or "/"
-        if not os.path.lexists(source):
-            raise NotFound(f"no such file or directory: {local}")
-        try:
-            file_mode = parse_chmod(chmod).file_mode if chmod else None
-        except ValueError as exc:
-            raise PortError(str(exc)) from None
+        check_source(local)
+        modes = checked_chmod(chmod)
+        file_mode = modes.file_mode if modes else None
         matcher = ExcludeMatcher(excludes)
         entries: dict[str, tuple[bytes, int, float]] = {}
         if os.path.isdir(source):
@@ -123,6 +121,14 @@ class FakeFileSync:
         timeout: float | None = None,
     ) -> TransferResult:
         self.host.take_failure("pull", remote, local)
+        try:
+            return self._pull(remote, local, excludes=excludes, delete=delete)
+        except OSError as exc:  # the local disk's error, as the real adapters report it
+            raise PortError(f"pull into {local} failed: {exc.strerror or exc}") from None
+
+    def _pull(
+        self, remote: str, local: str, *, excludes: Sequence[str], delete: bool
+    ) -> TransferResult:
         self.host.advance_jobs()
         source = self.host.resolve(remote)
         matcher = ExcludeMatcher(excludes)

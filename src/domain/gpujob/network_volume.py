@@ -13,11 +13,12 @@ from collections.abc import Sequence
 
 import attrs
 
+from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.spec import JobSpec, StorageMode
 from pegboard.domain.ports.gpu_cloud import NetworkVolume
 
 
-class VolumePlacementError(ValueError):
+class VolumePlacementError(PegboardError, ValueError):
     """The volume cannot be used with this config; the message is one line for the user."""
 
 

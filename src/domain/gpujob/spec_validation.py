@@ -30,6 +30,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from pegboard.domain.config_problems import cattrs_problems, config_error, unknown_key_message
 from pegboard.domain.documents import KeyPath, SourceDocument
+from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.spec import (
     SCHEMA_VERSION,
     AbsoluteOrTemplatePath,
@@ -68,11 +69,11 @@ _REMOVED_STOP_BLOCK = (
 _SECRET_ALIASES = {"source_env": "env", "source_file": "file"}
 
 
-class SpecValueError(ValueError):
+class SpecValueError(PegboardError, ValueError):
     """A value problem whose message is meant for the user as is."""
 
 
-class RuleViolations(ValueError):
+class RuleViolations(PegboardError, ValueError):
     """Cross-field problems inside one section: (relative key path, message) pairs."""
 
     def __init__(self, violations: list[tuple[KeyPath, str]]) -> None:

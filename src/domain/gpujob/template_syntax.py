@@ -22,10 +22,12 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from pegboard.domain.errors import PegboardError
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class TemplateError(ValueError):
+class TemplateError(PegboardError, ValueError):
     """A template that cannot be rendered: unknown variable, bad syntax or unsafe value."""
 
 

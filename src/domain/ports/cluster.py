@@ -15,6 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from pegboard.domain.errors import Transient
+
 JsonObject = dict[str, Any]
 
 
@@ -51,7 +53,7 @@ class WatchEvent:
     object: JsonObject
 
 
-class LogStreamDropped(Exception):
+class LogStreamDropped(Transient):
     """The log stream broke mid-way (reset, timeout, proxy cut); the caller may reconnect."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 
 class _Call(Protocol):
@@ -78,3 +78,29 @@ class InjectedFailures(Generic[CallT]):
                     if failure.remaining <= 0:
                         self._failures.remove(failure)
                     raise failure.error
+
+
+class FailsOnDemand(Generic[CallT]):
+    """The one fail_next of every fake (a mixin): the fake gives its queue in `_injected()`;
+    `fail_operations`, when set, narrows it to the operations of the fake's own port (FakeShell
+    and FakeFileSync share their FakeHost's queue)."""
+
+    fail_operations: ClassVar[frozenset[str] | None] = None
+
+    def _injected(self) -> InjectedFailures[CallT]:
+        raise NotImplementedError
+
+    def fail_next(
+        self,
+        operation: str,
+        error: BaseException,
+        *,
+        times: int = 1,
+        when: Callable[[CallT], bool] | None = None,
+    ) -> None:
+        """The next `times` calls of `operation` (a port method name) for which `when(call)` is
+        true (every call, without `when`) raise `error`; see docs/testing-with-fakes.md."""
+        known = self.fail_operations
+        if known is not None and operation not in known:
+            raise ValueError(f"unknown operation {operation!r}; one of {sorted(known)}")
+        self._injected().add(operation, error, times=times, when=when)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pegboard.adapters.fakes.failures import FakeCall
+from pegboard.adapters.fakes.failures import FailsOnDemand, FakeCall, InjectedFailures
 from pegboard.adapters.fakes.shell import SYNC_OPERATIONS, FakeFile, FakeHost
 from pegboard.adapters.push_checks import check_source, checked_chmod
 from pegboard.domain.errors import NotFound, PortError
@@ -32,25 +32,18 @@ class Transfer:
     result: TransferResult
 
 
-class FakeFileSync:
-    """Copies between this machine's files and the fake pod's in-memory files."""
+class FakeFileSync(FailsOnDemand[FakeCall]):
+    """Copies between this machine's files and the fake pod's in-memory files (fail_next: its
+    host's, for `push` with args (local, remote) and `pull` with args (remote, local))."""
+
+    fail_operations = SYNC_OPERATIONS
 
     def __init__(self, host: FakeHost) -> None:
         self.host = host
         self.transfers: list[Transfer] = []
 
-    def fail_next(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[FakeCall], bool] | None = None,
-    ) -> None:
-        """FakeHost.fail_next for `push` (args: local, remote) or `pull` (args: remote, local)."""
-        if operation not in SYNC_OPERATIONS:
-            raise ValueError(f"unknown operation {operation!r}; one of {sorted(SYNC_OPERATIONS)}")
-        self.host.fail_next(operation, error, times=times, when=when)
+    def _injected(self) -> InjectedFailures[FakeCall]:
+        return self.host.failures
 
     def push(
         self,

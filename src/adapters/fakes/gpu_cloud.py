@@ -15,11 +15,11 @@ Stock not listed in `stock` is `default_stock` ("high"); `datacenter_stock` list
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.adapters.fakes.clock import FakeClock
-from pegboard.adapters.fakes.failures import FakeCall, InjectedFailures
+from pegboard.adapters.fakes.failures import FailsOnDemand, FakeCall, InjectedFailures
 from pegboard.adapters.fakes.shell import FakeHost
 from pegboard.domain.errors import NotFound, PegboardError
 from pegboard.domain.ports.gpu_cloud import (
@@ -67,7 +67,7 @@ class FakePod:
     stopped_at: float | None = None  # clock.now() when it last stopped
 
 
-class FakeGpuCloud:
+class FakeGpuCloud(FailsOnDemand[FakeCall]):
     """The GpuCloud port in memory."""
 
     def __init__(
@@ -134,18 +134,10 @@ class FakeGpuCloud:
     def never_ready(self) -> None:
         self.ready_after = None
 
-    def fail_next(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[FakeCall], bool] | None = None,
-    ) -> None:
-        """The next `times` calls of `operation` (a GpuCloud method) for which `when(call)` is
-        true raise `error` (the same on every fake: fakes/failures.py). `call.args` are what
-        `calls` records after the name: a pod id, a name, (name, gpu, datacenter) for create_pod."""
-        self._failures.add(operation, error, times=times, when=when)
+    def _injected(self) -> InjectedFailures[FakeCall]:
+        """fail_next's queue (FailsOnDemand): operations are the GpuCloud methods; `call.args`
+        what `calls` records after the name (a pod id; name, gpu, datacenter for create_pod)."""
+        return self._failures
 
     # --- inspection --------------------------------------------------------------------------
     def live_pods(self) -> builtins.list[FakePod]:

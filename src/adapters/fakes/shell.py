@@ -16,11 +16,11 @@ import math
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.adapters.fakes.clock import FakeClock
-from pegboard.adapters.fakes.failures import FakeCall, InjectedFailures
+from pegboard.adapters.fakes.failures import FailsOnDemand, FakeCall, InjectedFailures
 from pegboard.domain.errors import NotFound, PegboardError, PortError
 from pegboard.domain.ports.remote_shell import (
     ByteStream,
@@ -89,7 +89,7 @@ class _RunningJob:
 
 
 @dataclass
-class FakeHost:
+class FakeHost(FailsOnDemand[FakeCall]):
     """One fake pod: files, command rules, scripted jobs, and a record of what happened."""
 
     clock: FakeClock = field(default_factory=FakeClock)
@@ -127,19 +127,11 @@ class FakeHost:
         """The next start_detached runs this job (default: no output, exit 0 at once)."""
         self._queued_jobs.append(job)
 
-    def fail_next(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[FakeCall], bool] | None = None,
-    ) -> None:
-        """The next `times` calls of `operation` on this host's shells and file syncs (run,
-        start_detached, detached_status, follow, follow_next, read_file, write_file, push, pull)
-        for which `when(call)` is true raise `error` (the same on every fake: fakes/failures.py).
-        `call.args`: run (command,), push (local, remote), pull (remote, local), others (path,)."""
-        self.failures.add(operation, error, times=times, when=when)
+    def _injected(self) -> InjectedFailures[FakeCall]:
+        """fail_next's queue (FailsOnDemand), shared by this host's shells and file syncs:
+        SHELL_OPERATIONS and SYNC_OPERATIONS. `call.args`: run (command,), push (local, remote),
+        pull (remote, local), the others (path,)."""
+        return self.failures
 
     def kill_jobs(self) -> None:
         """What stopping the pod does to detached jobs: they vanish without a status."""
@@ -234,25 +226,17 @@ class FakeHost:
         return max(0.0, min(waits, default=math.inf))
 
 
-class FakeShell:
-    """The RemoteShell port over a FakeHost."""
+class FakeShell(FailsOnDemand[FakeCall]):
+    """The RemoteShell port over a FakeHost (fail_next: its host's, for SHELL_OPERATIONS)."""
+
+    fail_operations = SHELL_OPERATIONS
 
     def __init__(self, host: FakeHost) -> None:
         self.host = host
         self.closed = False
 
-    def fail_next(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[FakeCall], bool] | None = None,
-    ) -> None:
-        """FakeHost.fail_next for one of the RemoteShell's operations (SHELL_OPERATIONS)."""
-        if operation not in SHELL_OPERATIONS:
-            raise ValueError(f"unknown operation {operation!r}; one of {sorted(SHELL_OPERATIONS)}")
-        self.host.fail_next(operation, error, times=times, when=when)
+    def _injected(self) -> InjectedFailures[FakeCall]:
+        return self.host.failures
 
     def run(
         self,

@@ -42,7 +42,7 @@ from pegboard.domain.ports.cluster import (
 )
 
 from ..clock import FakeClock
-from ..failures import InjectedFailures
+from ..failures import FailsOnDemand, InjectedFailures
 from .jobs import FakeJobsController
 from .kubelet import FakeKubelet, PodMatcher, name_matcher
 from .logs import FakeLogStream, PodLogs, read_log
@@ -91,7 +91,7 @@ def _as_port_errors() -> Iterator[None]:
         raise error_for_status(exc.code, exc.message) from None
 
 
-class FakeCluster:
+class FakeCluster(FailsOnDemand[FakeRequest]):
     """An in-memory Cluster with a scriptable kubelet, a Jobs controller and failure injection."""
 
     def __init__(
@@ -155,17 +155,9 @@ class FakeCluster:
             self._kubelet.schedule_steps(obj, script_steps, self.clock.now())
         self._schedule.catch_up()
 
-    def fail_next(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[FakeRequest], bool] | None = None,
-    ) -> None:
-        """Make the next `times` calls of `operation` (a Cluster method name) for which
-        `when(request)` is true raise `error` (the same on every fake: fakes/failures.py)."""
-        self._failures.add(operation, error, times=times, when=when)
+    def _injected(self) -> InjectedFailures[FakeRequest]:
+        """fail_next's queue (FailsOnDemand): operations are the Cluster methods."""
+        return self._failures
 
     def add_event(
         self,

@@ -3,22 +3,26 @@ apps take (home dir, random hex, YAML reader, bounded file readers, clock) are
 pegboard.app.shared.seams.
 
 container.py (dependency-injector, the composition root of `run` and the pod commands)
-composes both. Commands that only read local files (`--help`, `validate`, the record readers)
-call them directly instead: importing dependency-injector pulls in asyncio and pydantic
-(~100 ms), more than such a command should take. Both paths call the same functions; adapters
+composes both. Commands that only read local files (`--help`, `validate`, the record readers,
+`run --offline-dry-run` through client_side_run_deps) call them directly instead: importing
+dependency-injector pulls in asyncio and pydantic (~100 ms), more than such a command should take. Both paths call the same functions; adapters
 are imported inside them, so nothing heavy loads until it is used.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pegboard.app.shared.seams import read_record_bytes
 
-if TYPE_CHECKING:  # annotations only: the record readers must not import it (startup)
+if TYPE_CHECKING:  # annotations only: the record readers must not import them (startup)
     from pegboard.domain.gpujob.records import DeployMetadata
+
+    from .run_types import Backend, RunDeps
 
 RUNPOD_NOT_AVAILABLE = (
     "pod.provider runpod is not available in this release yet: the RunPod adapter (the "
@@ -125,3 +129,37 @@ def serve_runpod_sandbox(
         raise UsageError(
             f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"
         ) from None
+
+
+# --- `run --offline-dry-run`: the run's dependencies without dependency-injector -------------
+
+
+def client_side_run_deps(environ: Mapping[str, str] | None = None) -> RunDeps:
+    """RunDeps for a run that never leaves this machine (`--offline-dry-run`): the seams the
+    container's `run_deps` composes, and no provider at all (an offline run asks none)."""
+    from pegboard import __version__
+    from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
+
+    from .run_types import RunDeps
+
+    env = os.environ if environ is None else environ
+    return RunDeps(
+        read_document=read_yaml_document,
+        backend_for=_no_provider_offline,
+        clock=system_clock(),
+        environ=env,
+        random_hex=random_hex,
+        job_output=write_stdout_bytes,
+        result_line=write_stdout_line,
+        home=home_dir(env),
+        tool_version=__version__,
+        deploy_metadata=deploy_metadata,
+        read_local_file=read_secret_file,
+        tool_output=write_stderr_bytes,
+    )
+
+
+def _no_provider_offline(provider: str) -> Backend:
+    from pegboard.domain.errors import UsageError
+
+    raise UsageError(f"--offline-dry-run makes no call to a provider (pod.provider {provider!r})")

@@ -1,8 +1,10 @@
-"""Read-only runpod-deploy commands import neither the heavy SDKs nor dependency-injector."""
+"""Client-side runpod-deploy commands (read-only ones, `run --offline-dry-run`) import neither
+the heavy SDKs nor dependency-injector."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +29,15 @@ main()
         ("--help",),
         ("validate", "--config", str(REPO / "examples" / "runpod" / "hello.yaml")),
         ("ls-runs", "--project-root", "."),
+        ("run", "--help"),
+        # records go next to the config: a copy in tmp_path (made below), never examples/
+        ("run", "--offline-dry-run", "--config", "project/hello.yaml"),
     ],
-    ids=["help", "validate", "ls-runs"],
+    ids=["help", "validate", "ls-runs", "run-help", "offline-dry-run"],
 )
-def test_read_only_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
+def test_client_side_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    (tmp_path / "project").mkdir()  # not HOME itself: a project root there is refused
+    shutil.copy(REPO / "examples" / "runpod" / "hello.yaml", tmp_path / "project" / "hello.yaml")
     dump = tmp_path / "modules.json"
     result = subprocess.run(
         [sys.executable, "-c", PROBE, str(dump), *argv],

@@ -7,7 +7,8 @@ from exit_codes.py: an error maps to 1 (runtime failure), 2 (usage or config) or
 `cleanup --all-stopped` 4 when some deletes failed).
 Expected errors print one line `runpod-deploy: <message>` on stderr, never a traceback.
 The `run` and pod commands take their dependencies from container.py (dependency-injector);
-`--help`, `validate` and the record readers use the plain seams only, and stay fast.
+`--help`, `validate`, `run --offline-dry-run` and the record readers use the plain seams only,
+and stay fast.
 """
 
 from __future__ import annotations

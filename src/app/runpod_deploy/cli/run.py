@@ -15,6 +15,7 @@ import click
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.runpod_deploy.run_job import run_job
 from pegboard.app.runpod_deploy.run_types import RunRequest
+from pegboard.app.runpod_deploy.seams import client_side_run_deps
 from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
 from pegboard.app.shared.cli.examples import examples
 from pegboard.domain.errors import UsageError
@@ -80,8 +81,6 @@ def run(
     max_gpu_price: float | None,
 ) -> int:
     """Provision a pod, run the job, pull artifacts, apply the lifecycle action."""
-    from pegboard.app.runpod_deploy.container import current_container
-
     if bool(gpu_id) != bool(datacenter_id):
         raise UsageError("--gpu-id and --datacenter-id must be given together")
     if max_gpu_price is not None and not 0 < max_gpu_price <= MAX_CONFIG_NUMBER:  # nan, inf
@@ -101,6 +100,12 @@ def run(
         datacenter_id=datacenter_id,
         max_gpu_price_usd=max_gpu_price,
     )
+    if offline_dry_run:  # never leaves this machine: no dependency-injector (~100 ms)
+        deps = client_side_run_deps()
+    else:
+        from pegboard.app.runpod_deploy.container import current_container
+
+        deps = current_container().run_deps()
     with sigterm_as_interrupt():
-        result = run_job(request, current_container().run_deps())
+        result = run_job(request, deps)
     return result.exit_code

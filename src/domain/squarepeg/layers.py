@@ -140,7 +140,9 @@ def config_from_layers(
     environ: Mapping[str, str],
     profile: str | None = None,
 ) -> SquarepegConfig:
-    """Library form: built-in defaults, then `layers` (documents or plain mappings) merged."""
+    """Config layers (lowest precedence first; SourceDocuments or plain mappings) -> the merged
+    config: the built-in defaults first, each layer interpolated with `environ` and validated.
+    The one merge entry point of the library (render.py's resolve_run uses it too)."""
     docs = [built_in_defaults()]
     for index, layer in enumerate(layers, start=1):
         if isinstance(layer, SourceDocument):

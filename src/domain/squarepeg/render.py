@@ -25,7 +25,7 @@ from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 from pegboard.domain.squarepeg import claims as claims_mod
 from pegboard.domain.squarepeg import docker_flags, labels, naming, quantities, validation
 from pegboard.domain.squarepeg.config import RunMode, SquarepegConfig
-from pegboard.domain.squarepeg.layers import built_in_defaults, merge_layers
+from pegboard.domain.squarepeg.layers import config_from_layers
 from pegboard.domain.squarepeg.manifest import (
     ContainerParts,
     PodParts,
@@ -40,25 +40,6 @@ DEFAULT_CONTAINER_NAME = "main"
 PULL_POLICIES = {"always": "Always", "missing": "IfNotPresent", "never": "Never"}
 T = TypeVar("T")
 ConfigInput = SquarepegConfig | Sequence[SourceDocument | Mapping[str, Any]]
-
-
-def config_from_layers(
-    layers: Sequence[SourceDocument | Mapping[str, Any]],
-    *,
-    environ: Mapping[str, str],
-    profile: str | None = None,
-) -> SquarepegConfig:
-    """Config layers (lowest precedence first; plain dicts or SourceDocuments) -> the merged config.
-
-    The built-in defaults come first; each layer is interpolated with `environ` and validated.
-    """
-    documents = [built_in_defaults()]
-    for index, layer in enumerate(layers):
-        if isinstance(layer, SourceDocument):
-            documents.append(layer)
-        else:
-            documents.append(SourceDocument(source=f"<layer {index}>", data=dict(layer)))
-    return merge_layers(documents, environ=environ, profile=profile).config
 
 
 def _config(

@@ -51,21 +51,10 @@ class InjectedFailures(Generic[CallT]):
         self._failures: list[_Failure[CallT]] = []
         self._lock = threading.Lock()
 
-    def add(
-        self,
-        operation: str,
-        error: BaseException,
-        *,
-        times: int = 1,
-        when: Callable[[CallT], bool] | None = None,
-    ) -> None:
-        """Queue `error` for the next `times` calls of `operation` that `when` accepts."""
-        if operation not in self.operations:
-            raise ValueError(f"unknown operation {operation!r}; one of {sorted(self.operations)}")
-        if times < 1:
-            raise ValueError(f"times must be at least 1, got {times}")
+    def queue(self, failure: _Failure[CallT]) -> None:
+        """Queue a failure (fail_next checked it)."""
         with self._lock:
-            self._failures.append(_Failure(operation, error, times, when))
+            self._failures.append(failure)
 
     def raise_if_due(self, call: CallT) -> None:
         """Raise the first failure queued for this call, counting it down."""
@@ -100,7 +89,10 @@ class FailsOnDemand(Generic[CallT]):
     ) -> None:
         """The next `times` calls of `operation` (a port method name) for which `when(call)` is
         true (every call, without `when`) raise `error`; see docs/testing-with-fakes.md."""
-        known = self.fail_operations
-        if known is not None and operation not in known:
+        injected = self._injected()
+        known = injected.operations if self.fail_operations is None else self.fail_operations
+        if operation not in known:
             raise ValueError(f"unknown operation {operation!r}; one of {sorted(known)}")
-        self._injected().add(operation, error, times=times, when=when)
+        if times < 1:
+            raise ValueError(f"times must be at least 1, got {times}")
+        injected.queue(_Failure(operation, error, times, when))

@@ -17,9 +17,7 @@ from typing import Union
 
 
 @dataclass(frozen=True)
-class Waiting:
-    """The container waits with a reason (ErrImagePull, CrashLoopBackOff, ContainerCreating...)."""
-
+class _WaitStep:
     reason: str
     message: str = ""
     at: float = 0.0
@@ -27,13 +25,13 @@ class Waiting:
 
 
 @dataclass(frozen=True)
-class InitWaiting:
-    """An init container waits with a reason; the app containers wait in PodInitializing."""
+class Waiting(_WaitStep):
+    """The container waits with a reason (ErrImagePull, CrashLoopBackOff, ContainerCreating...)."""
 
-    reason: str
-    message: str = ""
-    at: float = 0.0
-    container: str | None = None
+
+@dataclass(frozen=True)
+class InitWaiting(_WaitStep):
+    """An init container waits with a reason; the app containers wait in PodInitializing."""
 
 
 @dataclass(frozen=True)
@@ -73,19 +71,19 @@ class Exit:
 
 
 @dataclass(frozen=True)
-class DropLogStream:
-    """The next follow stream to read past this point breaks (LogStreamDropped); fires once."""
-
+class _LogStreamMark:
     at: float = 0.0
     container: str | None = None
 
 
 @dataclass(frozen=True)
-class EndLogStream:
-    """The next follow stream to read past this point ends cleanly, container still running."""
+class DropLogStream(_LogStreamMark):
+    """The next follow stream to read past this point breaks (LogStreamDropped); fires once."""
 
-    at: float = 0.0
-    container: str | None = None
+
+@dataclass(frozen=True)
+class EndLogStream(_LogStreamMark):
+    """The next follow stream to read past this point ends cleanly, container still running."""
 
 
 @dataclass(frozen=True)

@@ -10,25 +10,7 @@ import json
 import re
 from typing import Any
 
-from pegboard.domain.errors import (
-    Conflict,
-    Forbidden,
-    Invalid,
-    NotFound,
-    PortError,
-    Transient,
-    Unauthorized,
-    Unreachable,
-)
-
-_BY_STATUS: dict[int, type[PortError]] = {
-    400: Invalid,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    422: Invalid,
-}
+from pegboard.domain.errors import PortError, Transient, Unreachable, port_error_class
 
 
 class Gone(Transient):
@@ -54,13 +36,10 @@ def one_line(text: str) -> str:
 
 
 def error_for_status(status: int, message: str) -> PortError:
-    """The PortError class for an HTTP status (5xx and 429 are worth retrying)."""
+    """The PortError for an HTTP status (domain.errors.port_error_class; 410 is Gone here)."""
     if status == 410:
         return Gone(message, status=status)
-    cls = _BY_STATUS.get(status)
-    if cls is None:
-        cls = Transient if status == 429 or status >= 500 else PortError
-    return cls(message, status=status)
+    return port_error_class(status)(message, status=status)
 
 
 # urllib3's wording around the reason that matters: `HTTPSConnection(host='h', port=1): ` (2.x)

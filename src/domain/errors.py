@@ -77,3 +77,29 @@ class Transient(PortError):
 
 class Unreachable(Transient):
     """The remote endpoint could not be reached at all (DNS, refused, TLS)."""
+
+
+_BY_HTTP_STATUS: dict[int, type[PortError]] = {
+    400: Invalid,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    422: Invalid,
+}
+
+
+def port_error_class(status: int | None) -> type[PortError]:
+    """The PortError class an HTTP status means: 4xx by meaning, 429 and 5xx Transient, else
+    PortError. The one mapping: adapters raise by it, use cases read a bare PortError by it."""
+    if status is None:
+        return PortError
+    found = _BY_HTTP_STATUS.get(status)
+    if found is not None:
+        return found
+    return Transient if status == 429 or status >= 500 else PortError
+
+
+def error_kind(error: PortError) -> type[PortError]:
+    """What a PortError means: its own class, or for a bare PortError, its status's class."""
+    return port_error_class(error.status) if type(error) is PortError else type(error)

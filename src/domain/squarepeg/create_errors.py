@@ -10,6 +10,7 @@ from pegboard.domain.errors import (
     PortError,
     Transient,
     Unauthorized,
+    error_kind,
 )
 from pegboard.domain.ports.cluster import ResourceKind
 
@@ -29,26 +30,26 @@ def create_failure_message(
 
 def _hint(error: PortError, *, kind: ResourceKind, name: str, namespace: str) -> str:
     plural = _PLURAL[kind]
-    status = error.status
-    if isinstance(error, Invalid) or status in (400, 422):
+    meaning = error_kind(error)  # a bare PortError(status=403) reads as a Forbidden
+    if issubclass(meaning, Invalid):
         return "run with --dry-run to inspect the manifest"
-    if isinstance(error, Unauthorized) or status == 401:
+    if issubclass(meaning, Unauthorized):
         return "check your credentials: the cluster rejected them"
-    if isinstance(error, Forbidden) or status == 403:
+    if issubclass(meaning, Forbidden):
         if "quota" in str(error).lower():
             return (
                 f"a ResourceQuota in namespace {namespace!r} refused it; "
                 f"see 'kubectl describe resourcequota -n {namespace}' or ask for less"
             )
         return f"check with 'kubectl auth can-i create {plural} -n {namespace}'"
-    if isinstance(error, Conflict) or status == 409:
+    if issubclass(meaning, Conflict):
         return (
             f"a {kind.value.lower()} named {name!r} already exists and was left alone; "
             f"omit --name, or clean up a kept run with "
             f"'kubectl delete {kind.value.lower()} {name} -n {namespace}'"
         )
-    if isinstance(error, NotFound) or status == 404:
+    if issubclass(meaning, NotFound):
         return f"check that namespace {namespace!r} exists"
-    if isinstance(error, Transient):
+    if issubclass(meaning, Transient):
         return "the cluster could not be reached or failed; check the connection and retry"
     return ""

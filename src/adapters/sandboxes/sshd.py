@@ -21,7 +21,8 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from types import TracebackType
+
+from .serving import Sandbox
 
 SSHD_PATH = "/usr/sbin/sshd"
 SFTP_SERVER_PATH = "/usr/lib/openssh/sftp-server"
@@ -63,7 +64,7 @@ exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
 """
 
 
-class LoopbackSshd:
+class LoopbackSshd(Sandbox):
     """A throwaway sshd. Use as a context manager, or `start()` / `stop()`.
 
     authorized_keys: public key lines that may log in (as the user sshd runs as; root in CI).
@@ -146,15 +147,8 @@ class LoopbackSshd:
         self.stop()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> LoopbackSshd:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
+        """Leaving `with`: stop, and remove the work directory too."""
         self.cleanup()
 
     @property

@@ -13,11 +13,12 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 from pegboard.domain.errors import UsageError
 
+from ..serving import Sandbox, serve_in_thread, stop_serving
 from .events import record_event
 from .faults import Faults
 from .garbage import delete_with_policy
@@ -31,7 +32,7 @@ from .store import EVENTS, JOBS, PODS, JsonObject, Store
 from .tls import LoopbackTls, make_loopback_tls
 
 
-class KubernetesSandbox:
+class KubernetesSandbox(Sandbox):
     """A loopback Kubernetes API with a simulated kubelet and Job controller.
 
     Use as a context manager (or `start()`/`stop()`); then point a client at `kubeconfig_path`
@@ -123,13 +124,7 @@ class KubernetesSandbox:
         except BaseException:
             self.stop()
             raise
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
-            name="k8s-sandbox",
-        )
-        self._thread.start()
+        self._thread = serve_in_thread(self._server, name="k8s-sandbox")
         return self
 
     def stop(self) -> None:
@@ -138,14 +133,9 @@ class KubernetesSandbox:
         self.store.stop()
         self.jobs_controller.stop()
         self.kubelet.stop()
-        if self._server is not None:
-            if self._thread is not None:  # shutdown() waits for a serve_forever that must run
-                self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-            self._thread = None
+        stop_serving(self._server, self._thread)
+        self._server = None
+        self._thread = None
         if self._reaper is not None:
             self._reaper.close()
             self._reaper = None
@@ -174,17 +164,6 @@ class KubernetesSandbox:
     def _forget_group(self, pgid: int) -> None:
         if self._reaper is not None:
             self._reaper.forget(pgid)
-
-    def __enter__(self) -> KubernetesSandbox:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- inspection helpers for tests -------------------------------------------------------------
 

@@ -21,8 +21,9 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 
+from ..serving import Sandbox, serve_in_thread, stop_serving
 from .catalog import Catalog
 from .faults import Faults
 from .operations import RunPodApi
@@ -30,7 +31,7 @@ from .pods import BannerHosting, PodHosting, SandboxPod
 from .server import ReceivedQuery, RunPodHTTPServer
 
 
-class RunPodSandbox:
+class RunPodSandbox(Sandbox):
     def __init__(
         self,
         *,
@@ -66,40 +67,19 @@ class RunPodSandbox:
         )
         self._server = RunPodHTTPServer(("127.0.0.1", self._port), self.api, self.api_key)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
-            name="runpod-sandbox",
-        )
-        self._thread.start()
+        self._thread = serve_in_thread(self._server, name="runpod-sandbox")
         return self
 
     def stop(self) -> None:
         """Stop serving; every pod's sshd and session processes end; the workdir goes."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-            self._thread = None
+        stop_serving(self._server, self._thread)
+        self._thread = None
         if self.api is not None and self._hosting is not None:
             with self.api.lock:
                 for pod in list(self.api.pods.values()):
                     self._hosting.stop(pod)
             self._hosting.close()
         shutil.rmtree(self._workdir, ignore_errors=True)
-
-    def __enter__(self) -> RunPodSandbox:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _make_hosting(self) -> PodHosting:
         if not self._ssh:

@@ -1,0 +1,56 @@
+"""What every loopback sandbox shares: `with sandbox:` starts and stops it, and an HTTP server
+served from a daemon thread that stop() ends without blocking for long."""
+
+from __future__ import annotations
+
+import socketserver
+import threading
+from types import TracebackType
+from typing import Self
+
+
+class Sandbox:
+    """A loopback server a test or `make demo` starts, uses and stops (a mixin).
+
+    `with Sandbox() as s:` is `s = Sandbox().start()` ... `s.close()`; close() is stop() unless
+    the sandbox has more to remove (LoopbackSshd also removes its work directory).
+    """
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def serve_in_thread(server: socketserver.BaseServer, *, name: str) -> threading.Thread:
+    """Serve `server` from a started daemon thread (polling for shutdown every 50 ms)."""
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name=name
+    )
+    thread.start()
+    return thread
+
+
+def stop_serving(server: socketserver.BaseServer | None, thread: threading.Thread | None) -> None:
+    """Stop a server serve_in_thread started (or one that never got a thread) and close it."""
+    if server is not None:
+        if thread is not None:  # shutdown() waits for a serve_forever that must be running
+            server.shutdown()
+        server.server_close()
+    if thread is not None:
+        thread.join(timeout=2)

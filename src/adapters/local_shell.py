@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import selectors
 import signal
 import subprocess
 import time
@@ -21,6 +20,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from pegboard.adapters.local_pod_paths import LocalPodPaths
+from pegboard.adapters.process_output import collect_output
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.remote_commands import (
     detach_command,
@@ -103,24 +103,13 @@ class LocalShell:
                 proc.stdin.write(stdin)
             proc.stdin.close()
         deadline = time.monotonic() + timeout
-        chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
-        with selectors.DefaultSelector() as selector:
-            selector.register(proc.stdout, selectors.EVENT_READ)
-            selector.register(proc.stderr, selectors.EVENT_READ)
-            while selector.get_map():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise CommandTimedOut(
-                        f"command timed out after {timeout:g}s: {_brief(command)}"
-                    )
-                for key, _ in selector.select(min(remaining, 0.5)):
-                    data = os.read(key.fd, 65536)
-                    if not data:
-                        selector.unregister(key.fileobj)
-                        continue
-                    chunks[key.fd].append(data)
-                    if on_output is not None:
-                        on_output(data)
+        output = collect_output(
+            proc,
+            deadline=deadline,
+            on_chunk=None if on_output is None else lambda data, _stdout: on_output(data),
+        )
+        if output is None:
+            raise CommandTimedOut(f"command timed out after {timeout:g}s: {_brief(command)}")
         remaining = max(0.0, deadline - time.monotonic())
         try:
             code = proc.wait(timeout=remaining)
@@ -128,11 +117,7 @@ class LocalShell:
             raise CommandTimedOut(
                 f"command timed out after {timeout:g}s: {_brief(command)}"
             ) from None
-        return CommandResult(
-            exit_code=code,
-            stdout=b"".join(chunks[proc.stdout.fileno()]),
-            stderr=b"".join(chunks[proc.stderr.fileno()]),
-        )
+        return CommandResult(exit_code=code, stdout=output[0], stderr=output[1])
 
     def start_detached(
         self, script_path: str, *, log_path: str, status_path: str, pid_path: str

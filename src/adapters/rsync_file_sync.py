@@ -18,7 +18,6 @@ import logging
 import os
 import posixpath
 import re
-import selectors
 import shlex
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pegboard.adapters.local_file_sync import parse_rsync_stats, prepare_destination
+from pegboard.adapters.process_output import collect_output
 from pegboard.adapters.push_checks import check_source, checked_chmod
 from pegboard.adapters.ssh_connection import SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
@@ -267,34 +267,23 @@ def _run(argv: list[str], timeout: float, progress: BinaryIO | None) -> tuple[in
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    assert proc.stdout is not None and proc.stderr is not None
-    deadline = time.monotonic() + timeout
-    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
     pending = b""
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        selector.register(proc.stderr, selectors.EVENT_READ)
-        while selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                proc.kill()
-                proc.wait()
-                return None, "", ""
-            for key, _ in selector.select(min(remaining, 0.5)):
-                data = os.read(key.fd, 65536)
-                if not data:
-                    selector.unregister(key.fileobj)
-                    continue
-                chunks[key.fd].append(data)
-                if progress is not None and key.fd == proc.stdout.fileno():
-                    pending = _forward_progress(pending + data, progress)
+
+    def forward(data: bytes, from_stdout: bool) -> None:
+        nonlocal pending
+        if progress is not None and from_stdout:
+            pending = _forward_progress(pending + data, progress)
+
+    output = collect_output(proc, deadline=time.monotonic() + timeout, on_chunk=forward)
+    if output is None:
+        proc.kill()
+        proc.wait()
+        return None, "", ""
     code = proc.wait()
     if progress is not None:
         progress.write(b"\n")
         progress.flush()
-    stdout = b"".join(chunks[proc.stdout.fileno()]).decode(errors="replace")
-    stderr = b"".join(chunks[proc.stderr.fileno()]).decode(errors="replace")
-    return code, stdout, stderr
+    return code, output[0].decode(errors="replace"), output[1].decode(errors="replace")
 
 
 def _forward_progress(buffer: bytes, progress: BinaryIO) -> bytes:

@@ -19,7 +19,7 @@ Additions over 0.8.4 (all optional, defaults keep 0.8.4 behaviour unless noted):
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NewType
 
 import attrs
@@ -201,10 +201,15 @@ class SecretSpec:
 
     @property
     def env_keys(self) -> tuple[tuple[str, str], ...]:
-        """(key written into the file, local environment variable read) per env line."""
-        if self.var_name is not None and len(self.env) == 1:
-            return ((self.var_name, self.env[0]),)
-        return tuple((variable, variable) for variable in self.env)
+        return secret_env_keys(self.env, self.var_name)
+
+
+def secret_env_keys(env: Sequence[str], var_name: str | None) -> tuple[tuple[str, str], ...]:
+    """(key written into the file, local environment variable read) per env line of a secret:
+    `var_name` renames the one variable, else each is written under its own name."""
+    if var_name is not None and len(env) == 1:
+        return ((var_name, env[0]),)
+    return tuple((variable, variable) for variable in env)
 
 
 @attrs.frozen

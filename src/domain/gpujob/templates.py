@@ -30,7 +30,7 @@ import attrs
 
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
-from pegboard.domain.gpujob.spec import JobSpec, SecretSpec
+from pegboard.domain.gpujob.spec import JobSpec, SecretSpec, secret_env_keys
 from pegboard.domain.gpujob.template_syntax import (
     TemplateError,
     referenced_names,
@@ -173,10 +173,7 @@ class RenderedSecret:
 
     @property
     def env_keys(self) -> tuple[tuple[str, str], ...]:
-        """(key written into the file, local environment variable read) per env line."""
-        if self.var_name is not None and len(self.env) == 1:
-            return ((self.var_name, self.env[0]),)
-        return tuple((variable, variable) for variable in self.env)
+        return secret_env_keys(self.env, self.var_name)
 
 
 @attrs.frozen

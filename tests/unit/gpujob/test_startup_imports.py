@@ -32,8 +32,20 @@ main()
         ("run", "--help"),
         # records go next to the config: a copy in tmp_path (made below), never examples/
         ("run", "--offline-dry-run", "--config", "project/hello.yaml"),
+        ("manifest-summary", "--root", "project"),
+        ("events-query", "--root", "project"),
+        ("capture-env", "--project-root", "project"),
     ],
-    ids=["help", "validate", "ls-runs", "run-help", "offline-dry-run"],
+    ids=[
+        "help",
+        "validate",
+        "ls-runs",
+        "run-help",
+        "offline-dry-run",
+        "manifest-summary",
+        "events-query",
+        "capture-env",
+    ],
 )
 def test_client_side_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
     (tmp_path / "project").mkdir()  # not HOME itself: a project root there is refused

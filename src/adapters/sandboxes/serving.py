@@ -1,11 +1,14 @@
-"""What every loopback sandbox shares: `with sandbox:` starts and stops it, and an HTTP server
-served from a daemon thread that stop() ends without blocking for long."""
+"""What every loopback sandbox shares: `with sandbox:` starts and stops it, an HTTP server
+served from a daemon thread that stop() ends without blocking for long, and serving in the
+foreground until SIGINT/SIGTERM (`squarepeg sandbox`, `runpod-deploy sandbox`)."""
 
 from __future__ import annotations
 
+import signal
 import socketserver
 import threading
-from types import TracebackType
+from collections.abc import Callable
+from types import FrameType, TracebackType
 from typing import Self
 
 
@@ -54,3 +57,23 @@ def stop_serving(server: socketserver.BaseServer | None, thread: threading.Threa
         server.server_close()
     if thread is not None:
         thread.join(timeout=2)
+
+
+def serve_until_signalled(sandbox: Sandbox, announce: Callable[[], None]) -> None:
+    """Start `sandbox`, `announce()` it, and serve until SIGINT or SIGTERM; then stop it (also
+    when start or announce fails) and put the previous signal handlers back."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        sandbox.start()
+        announce()
+        while not stop.wait(0.5):
+            pass
+    finally:
+        sandbox.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -7,18 +7,16 @@ import errno
 import os
 import secrets
 import shutil
-import signal
 import ssl
 import sys
 import tempfile
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from pegboard.domain.errors import UsageError
 
-from ..serving import Sandbox, serve_in_thread, stop_serving
+from ..serving import Sandbox, serve_in_thread, serve_until_signalled, stop_serving
 from .events import record_event
 from .faults import Faults
 from .garbage import delete_with_policy
@@ -253,14 +251,8 @@ def serve(
 
     UsageError (one line) when the port is taken or the kubeconfig path is refused."""
     sandbox = KubernetesSandbox(port=port, kubeconfig_path=kubeconfig_path, token=token, tls=tls)
-    stop = threading.Event()
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        sandbox.start()
+    def announce() -> None:
         print(f"kubernetes sandbox listening on {sandbox.url}", file=sys.stderr)
         print(f"kubeconfig: {sandbox.kubeconfig_path}", file=sys.stderr)
         print(
@@ -268,9 +260,5 @@ def serve(
             file=sys.stderr,
             flush=True,
         )
-        while not stop.wait(0.5):
-            pass
-    finally:
-        sandbox.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+    serve_until_signalled(sandbox, announce)

@@ -16,14 +16,12 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import threading
 from pathlib import Path
-from types import FrameType
 
-from ..serving import Sandbox, serve_in_thread, stop_serving
+from ..serving import Sandbox, serve_in_thread, serve_until_signalled, stop_serving
 from .catalog import Catalog
 from .faults import Faults
 from .operations import RunPodApi
@@ -147,14 +145,8 @@ def serve(
         else default_public_keys()
     )
     sandbox = RunPodSandbox(port=port, api_key=api_key, ssh=ssh, public_keys=keys)
-    stop = threading.Event()
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    sandbox.start()
-    try:
+    def announce() -> None:
         for name, value in sandbox.environ().items():
             print(f"export {name}={value}", flush=True)
         print(
@@ -163,9 +155,5 @@ def serve(
             file=sys.stderr,
             flush=True,
         )
-        while not stop.wait(0.5):
-            pass
-    finally:
-        sandbox.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+
+    serve_until_signalled(sandbox, announce)

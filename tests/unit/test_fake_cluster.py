@@ -10,7 +10,7 @@ import pytest
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.adapters.fakes.cluster.script import DeletePod, Exit
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_nano, parse_rfc3339
-from pegboard.domain.errors import Forbidden, Invalid, NotFound, RunnerError, Transient
+from pegboard.domain.errors import Forbidden, Invalid, NotFound, Transient, Unauthorized
 from pegboard.domain.ports.cluster import Cluster, LogStreamDropped, ResourceKind
 
 NS = "default"
@@ -336,9 +336,9 @@ def test_fail_next_injects_errors_once_or_by_predicate(cluster: FakeCluster) -> 
     assert cluster.delete(ResourceKind.POD, "p", namespace=NS)
     with pytest.raises(Transient):
         cluster.delete(ResourceKind.JOB, "j", namespace=NS)
-    cluster.fail_next("target", RunnerError("no kubeconfig"), times=2)
+    cluster.fail_next("target", Unauthorized("no kubeconfig"), times=2)
     for _ in range(2):
-        with pytest.raises(RunnerError):
+        with pytest.raises(Unauthorized):
             cluster.target()
     cluster.target()
     with pytest.raises(ValueError):

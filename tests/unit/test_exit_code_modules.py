@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -43,3 +44,24 @@ def test_the_cli_maps_errors_to_codes_of_its_own_module(
 
 def test_the_shared_console_defines_no_code_of_its_own() -> None:
     assert _codes(console) == {}
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("module", "doc"),
+    [
+        (squarepeg_codes, "docs/squarepeg/cli-reference.md"),
+        (runpod_deploy_codes, "docs/runpod-deploy/cli-reference.md"),
+    ],
+    ids=["squarepeg", "runpod-deploy"],
+)
+def test_the_cli_reference_lists_every_exit_code(module: ModuleType, doc: str) -> None:
+    text = (REPO / doc).read_text()
+    table = text.split("## Exit codes", 1)[1].split("\n\n", 2)[1]  # the table after the heading
+    documented = {
+        int(cell) for row in table.splitlines() if (cell := row.split("|")[1].strip()).isdigit()
+    }
+    codes = set(_codes(module).values()) - {0}  # squarepeg's 0 is the container's
+    assert codes <= documented, f"{doc} lacks {sorted(codes - documented)}"

@@ -106,3 +106,16 @@ def test_a_kept_run_is_removed_with_squarepeg_rm(
     while any(p["metadata"]["name"] == "kept-e2e" for p in sandbox.pods()):
         assert time.monotonic() < deadline, "the kept pod was not deleted"
         time.sleep(0.02)
+
+
+def test_a_run_leaves_nothing_in_tmpdir(env: dict[str, str], tmp_path: Path) -> None:
+    # The sandbox's kubeconfig embeds its CA (certificate-authority-data), as most real ones
+    # do; the client writes it to a temp file and deletes it at exit. The console script ends
+    # with os._exit for speed, which once skipped that cleanup: a file leaked per run.
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    env["TMPDIR"] = str(tmpdir)
+    result = squarepeg(env, "run", "--quiet", "alpine", "echo", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hi\n"
+    assert sorted(p.name for p in tmpdir.iterdir()) == []

@@ -5,6 +5,7 @@ and the config rendered exactly as `run` renders it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,8 +18,13 @@ from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, load_job, merge_cli_vars
+from .pod_pointers import user_pointers
+from .state_paths import state_paths
 from .provider_locators import recorded_locator
+from .recorded_places import RecordedPlaces, recorded_locators
 from .run_types import Backend, BackendAt, BackendFor, ReadDocument
+
+logger = logging.getLogger(__name__)
 
 PROVIDERS = ("runpod", "local", "ssh")
 
@@ -42,12 +48,40 @@ class PodCommandDeps:
     environ: Mapping[str, str] = attrs.field(factory=dict)  # XDG_STATE_HOME (state_paths.py)
 
 
-def cloud_for_flag(deps: PodCommandDeps, provider: str) -> GpuCloud:
-    """The GpuCloud a `--provider` flag names; an unavailable one is a usage error naming it."""
+def cloud_for_flag(deps: PodCommandDeps, provider: str, *, listing: bool = False) -> GpuCloud:
+    """The GpuCloud a `--provider` flag names; an unavailable one is a usage error naming it.
+
+    A provider that must be told where its pods are (`ssh`: no host without a config) is
+    reached at every place this user's state files recorded for it (recorded_places.py).
+    With none recorded, a listing (`listing`) finds no pod; anything else is a usage error.
+    """
     try:
         return deps.backend_for(provider).cloud
     except UsageError as exc:
-        raise UsageError(f"--provider {provider}: {exc}") from None
+        problem = exc
+    locators = recorded_locators(user_pointers(state_paths(deps.home, deps.environ)), provider)
+    if deps.backend_at is None or not (locators or listing):
+        raise UsageError(f"--provider {provider}: {problem}") from None
+    if not locators:
+        logger.info("no %s place recorded by your runs: %s", provider, problem)
+    backend_at = deps.backend_at
+    places = [
+        (_place_name(locator), _opener(backend_at, provider, locator)) for locator in locators
+    ]
+    return RecordedPlaces(provider, places)
+
+
+def _opener(
+    backend_at: BackendAt, provider: str, locator: Mapping[str, Any]
+) -> Callable[[], GpuCloud]:
+    return lambda: backend_at(provider, locator).cloud
+
+
+def _place_name(locator: Mapping[str, Any]) -> str:
+    host = locator.get("host")
+    if isinstance(host, str) and host:
+        return f"{locator.get('user', '')}@{host}:{locator.get('port', 22)}"
+    return ", ".join(f"{k}={v}" for k, v in sorted(locator.items()) if k != "known_hosts")
 
 
 def backend_for_pointer(deps: PodCommandDeps, provider: str, pointer: Mapping[str, Any]) -> Backend:

@@ -1,6 +1,6 @@
 """Stale pods (`runpod-deploy ls-stale`): pods that still bill (stopped and running), and dangling pointers.
 
-    runpod-deploy ls-stale [--json] [--provider runpod|local]
+    runpod-deploy ls-stale [--json] [--provider runpod|local|ssh]
 
 Read-only. One list call: every pod of the account that is not gone, stopped (EXITED) ones
 first, with its status, volume size, age (since the stop; since creation when running) and
@@ -8,7 +8,8 @@ cost ($/day, $/mo: storage at 0.10 $/GB-month, plus the GPU rate when running), 
 line; then one `release <pod>: <command>` line per pod, the command that deletes exactly that
 pod; then this user's state files whose pod no longer exists ("dangling": safe to delete).
 0.8.4 aged pods by uptimeSeconds, which is 0 for every EXITED pod (its §17.13), and listed no
-running pod (a run killed during monitor leaves one). The local provider's pods cost 0 here.
+running pod (a run killed during monitor leaves one). The local and ssh providers' pods cost 0
+here; the ssh provider's are listed on every host this user's state files recorded.
 Exit 0 (1 if the provider fails, 2 for a usage error or a provider not available in this build).
 """
 
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 def list_stale(*, provider: str, output: str, deps: PodCommandDeps) -> int:
     """The table (and the release commands) or, with `-o json|yaml`, one object: pods, total,
     dangling pointers."""
-    cloud = cloud_for_flag(deps, provider)
+    cloud = cloud_for_flag(deps, provider, listing=True)
     report = stale_report(
         pods=cloud.list_pods(),
         pointers=user_pointers(state_paths(deps.home, deps.environ)),

@@ -14,6 +14,7 @@ from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     DAYS_PER_MONTH,
     STORAGE_USD_PER_GB_MONTH,
+    UNBILLED_PROVIDERS,
     release_command,
 )
 
@@ -139,7 +140,7 @@ def leftover_note(
     else:
         what = f"pod {pod_id!r} stopped for forensics"
     lines = [what + "."]
-    billed = provider != "local"
+    billed = provider not in UNBILLED_PROVIDERS
     disk_per_hour = (volume_gb or 0) * STORAGE_USD_PER_GB_MONTH / HOURS_PER_MONTH
     if volume_gb and billed:
         per_month = volume_gb * STORAGE_USD_PER_GB_MONTH

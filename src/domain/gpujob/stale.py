@@ -92,9 +92,14 @@ def storage_cost(volume_gb: int | None, usd_per_gb_month: float) -> tuple[float,
     return monthly / DAYS_PER_MONTH, monthly
 
 
+# Providers whose machine is already there: nothing is rented, nothing bills.
+UNBILLED_PROVIDERS = frozenset({"local", "ssh"})
+
+
 def storage_rate(provider: str) -> float:
-    """USD per GB-month of a stopped pod's disk: the local provider's disk is this machine's."""
-    return 0.0 if provider == "local" else STORAGE_USD_PER_GB_MONTH
+    """USD per GB-month of a stopped pod's disk: the local and ssh providers' disks are your
+    own machine's."""
+    return 0.0 if provider in UNBILLED_PROVIDERS else STORAGE_USD_PER_GB_MONTH
 
 
 def release_command(*, pod_id: str, provider: str, state_file: str | None) -> str:

@@ -146,3 +146,28 @@ def test_removing_a_run_pointer_removes_its_pinned_host_keys_only(tmp_path: Path
     config_pointer.write_text(json.dumps({**data, "locator": {"known_hosts": str(other)}}))
     assert unlink_pointer_if_names(config_pointer, "ssh-1")
     assert other.exists()
+
+
+def test_places_are_one_per_host_whatever_the_runs_pinned_key_files() -> None:
+    from pegboard.app.runpod_deploy.recorded_places import recorded_locators
+
+    def pointer(pod: str, host: str, pins: str) -> dict[str, object]:
+        return {
+            "pod_id": pod,
+            "provider": "ssh",
+            "locator": {"host": host, "port": 22, "user": "me", "known_hosts": pins},
+        }
+
+    pointers = {
+        "a.json": pointer("ssh-1", "gpu1", "/s/a.known_hosts"),
+        "b.json": pointer("ssh-2", "gpu1", "/s/b.known_hosts"),
+        "c.json": pointer("ssh-3", "gpu2", "/s/c.known_hosts"),
+        "d.json": {"pod_id": "rp-1", "provider": "runpod"},
+    }
+    places = recorded_locators(pointers, "ssh")
+    assert [(p["host"], p["known_hosts"]) for p in places] == [
+        ("gpu1", "/s/a.known_hosts"),
+        ("gpu2", "/s/c.known_hosts"),
+    ]
+    assert all("pod_id" not in p for p in places)
+    assert recorded_locators(pointers, "runpod") == []

@@ -154,6 +154,8 @@ def test_stop_then_logs_says_where_the_log_is_and_cleanup_deletes_through_the_po
     assert stat.S_IMODE(pinned.stat().st_mode) == 0o600
     assert f"[{deploy.sshd.host}]:{deploy.sshd.port} ssh-ed25519 " in pinned.read_text()
 
+    assert "runpod-deploy ls-stale --provider ssh" in manifest["left_behind"]
+    assert "billing" not in manifest["left_behind"]  # a machine that is not rented
     logs = deploy.cli("logs", "--config", str(config), "--no-follow")
     assert logs.returncode == 1
     line = one_failure_line(logs.stderr)

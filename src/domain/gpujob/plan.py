@@ -160,5 +160,6 @@ def leftover_note(
         )
     lines.append("  Release it with:")
     lines.append(f"      {cleanup}")
-    lines.append("  Everything left behind, with its cost: runpod-deploy ls-stale")
+    listing = "runpod-deploy ls-stale" + ("" if provider == "runpod" else f" --provider {provider}")
+    lines.append(f"  Everything left behind, with its cost: {listing}")
     return "\n".join(lines)

@@ -9,7 +9,8 @@ to ~/.ssh/known_hosts. Semantics match LocalFileSync: -rlpt, excludes, --delete 
 (`--rsync-path="mkdir -p DIR && rsync"`). A progress bar (`--info=progress2`) is drawn only when
 the progress stream is a terminal. A pod without rsync (or this machine without it) uses the
 `fallback` FileSync when one is given (SftpFileSync: same semantics over the run's own SSH
-connection), and otherwise fails with one clear line saying so.
+connection), and otherwise fails with one clear line saying so. With `small_pulls`, a pull of a
+single small file (or of nothing) goes over that SFTP session instead of a new rsync + ssh.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import BinaryIO
 from pegboard.adapters.local_file_sync import parse_rsync_stats, prepare_destination
 from pegboard.adapters.process_output import collect_output
 from pegboard.adapters.push_checks import check_source, checked_chmod
+from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.adapters.ssh_connection import SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.domain.errors import NotFound, PortError, Transient, Unauthorized, Unreachable
@@ -38,6 +40,10 @@ from pegboard.domain.ports.remote_shell import HostKeyRejected
 logger = logging.getLogger(__name__)
 
 _DEFAULT_TIMEOUT_SEC = 3600.0
+# A single file up to this size (the job log, most artifacts) is pulled over the run's own
+# SFTP session when `small_pulls` is given: rsync's own process and SSH handshake cost more
+# (~0.2-0.5 s) than the whole transfer, and its deltas only pay off for big files.
+SMALL_PULL_MAX_BYTES = 16 * 1024 * 1024
 _IO_TIMEOUT_SEC = 120  # rsync --timeout: no data for this long means the peer is gone
 
 
@@ -55,6 +61,8 @@ class RsyncFileSync:
         remote_rsync: str = "rsync",
         progress: BinaryIO | None = None,
         fallback: FileSync | None = None,
+        small_pulls: SftpFileSync | None = None,
+        small_pull_max_bytes: int = SMALL_PULL_MAX_BYTES,
     ) -> None:
         self._target = target
         self._known_hosts = Path(known_hosts)
@@ -65,6 +73,8 @@ class RsyncFileSync:
         self._progress = progress if progress is not None and _is_terminal(progress) else None
         self._fallback = fallback
         self._use_fallback = False
+        self._small_pulls = small_pulls
+        self._small_pull_max_bytes = small_pull_max_bytes
 
     def ssh_command(self) -> list[str]:
         """The ssh argv rsync runs (-e): same key, port and pinned host key as the shell."""
@@ -137,6 +147,9 @@ class RsyncFileSync:
             return self._fallback.pull(
                 remote, local, excludes=excludes, delete=delete, timeout=timeout
             )
+        small = self._small_pulls
+        if small is not None and small.pulls_cheaper(remote, max_bytes=self._small_pull_max_bytes):
+            return small.pull(remote, local, excludes=excludes, delete=delete, timeout=timeout)
         prepare_destination(local, into_dir=remote.endswith("/") or local.endswith("/"))
         try:
             return self._transfer(

@@ -79,6 +79,22 @@ class SftpFileSync:
         transfer = _Transfer(self._conn.sftp(), timeout, ExcludeMatcher(excludes))
         return self._guarded(lambda: transfer.pull(remote, local, delete=delete), f"pull {remote}")
 
+    def pulls_cheaper(self, remote: str, *, max_bytes: int) -> bool:
+        """Whether pulling `remote` over this session beats starting rsync (its own process and
+        SSH handshake): a regular file or link of at most `max_bytes`, or nothing at all (the
+        same NotFound, sooner). A directory or a bigger file is rsync's (deltas, one stream)."""
+
+        def probe() -> bool:
+            attr = _lstat(self._conn.sftp(), remote.rstrip("/") or "/")
+            if attr is None:
+                return True
+            mode = attr.st_mode or 0
+            if stat.S_ISLNK(mode):
+                return not remote.endswith("/")
+            return stat.S_ISREG(mode) and (attr.st_size or 0) <= max_bytes
+
+        return self._guarded(probe, f"stat {remote}")
+
     def _guarded(self, call: Callable[[], _T], doing: str) -> _T:
         try:
             with self._conn.sftp_lock:

@@ -198,8 +198,9 @@ class SshGpuCloud(OwnedMachineStock):
             pod_dir = self.pod_dir(pod_id)
         except NotFound:
             return
-        self._kill_jobs(pod_id)
-        result = self._shell.run(f"rm -rf -- {shlex.quote(pod_dir)}", timeout=_TIMEOUT_SEC)
+        # One command (one round trip): kill the jobs, then remove what they ran in.
+        command = f"{self._kill_jobs_command(pod_id)}; rm -rf -- {shlex.quote(pod_dir)}"
+        result = self._shell.run(command, timeout=_TIMEOUT_SEC)
         if result.exit_code != 0:
             raise PortError(f"cannot remove {pod_dir}: {_tail(result.stderr)}")
 
@@ -210,14 +211,17 @@ class SshGpuCloud(OwnedMachineStock):
         return str(self._shell.connection.target)
 
     def _kill_jobs(self, pod_id: str) -> None:
-        """SIGTERM, then SIGKILL, every recorded job's process group; forget them."""
+        self._shell.run(self._kill_jobs_command(pod_id), timeout=_TIMEOUT_SEC)
+
+    def _kill_jobs_command(self, pod_id: str) -> str:
+        """SIGTERM, then SIGKILL, every recorded job's process group; forget them (a subshell,
+        so a command may follow it)."""
         procs = shlex.quote(posixpath.join(self.pod_dir(pod_id), "procs"))
-        command = (
-            f"{kill_groups_function(grace=2.0)}cd {procs} 2>/dev/null || exit 0; pids=; "
+        return (
+            f"({kill_groups_function(grace=2.0)}cd {procs} 2>/dev/null || exit 0; pids=; "
             'for p in *; do case "$p" in *[!0-9]*|"") continue;; esac; pids="$pids $p"; '
-            'rm -f "$p"; done; kill_groups $pids'
+            'rm -f "$p"; done; kill_groups $pids)'
         )
-        self._shell.run(command, timeout=_TIMEOUT_SEC)
 
     def _read(self, pod_id: str) -> dict[str, Any]:
         path = posixpath.join(self.pod_dir(pod_id), "pod.json")

@@ -3,8 +3,8 @@
 The composition root (app) builds one of these per run from `pod.provider: ssh` and `ssh.*`:
 `cloud` provisions and tears down the run's workspace, `open_shell` and `open_sync` give the
 pod's RemoteShell and FileSync once it is ready. All of them share one SshConnection; rsync
-runs its own ssh with the same key and the pinned host key, and falls back to SFTP on the
-shared connection when the host has no rsync.
+runs its own ssh with the same key and the pinned host key for trees and big files, and SFTP
+on the shared connection carries single small pulls and everything when the host has no rsync.
 """
 
 from __future__ import annotations
@@ -54,12 +54,16 @@ class SshProvider:
         return self.cloud.shell_for(status.pod_id)
 
     def open_sync(self, status: PodStatus) -> RsyncFileSync:
+        """rsync for trees and big files; a single small file (the job log) rides the run's
+        own connection over SFTP, and so does everything on a host without rsync."""
+        sftp = SftpFileSync(self.connection)
         return RsyncFileSync(
             self.target,
             known_hosts=self.known_hosts,
             connect_timeout=self._connect_timeout,
             progress=self._progress,
-            fallback=SftpFileSync(self.connection),
+            fallback=sftp,
+            small_pulls=sftp,
         )
 
     def close(self) -> None:

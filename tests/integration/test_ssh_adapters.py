@@ -20,7 +20,7 @@ from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.adapters.ssh_connection import SshConnection, SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
-from pegboard.domain.errors import PortError, Unauthorized, Unreachable
+from pegboard.domain.errors import NotFound, PortError, Unauthorized, Unreachable
 from pegboard.domain.ports.remote_shell import CommandTimedOut
 
 
@@ -270,6 +270,46 @@ def test_a_pod_without_rsync_falls_back_to_sftp_on_the_same_connection(
     # rsync was tried once; then everything went over the shell's connection.
     assert sum("rsync-is-not-installed-here" in c for c in server.recorded_commands()) == 1
     assert server.accepted_logins() == 2  # the shell's, and the one rsync attempt
+
+
+def test_single_small_pulls_ride_the_runs_connection_and_trees_use_rsync(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    """The job log after every run: rsync's own process and SSH handshake cost more than the
+    transfer (issue 9's overhead target), so a single small file (or nothing) goes over SFTP."""
+    require_executable("rsync")
+    server = start_sshd(record_commands=True)
+    pins = tmp_path / "known_hosts"
+    shell = connect_shell(server, ssh_client_key, pins)
+    shell.run("true", timeout=10)
+    sftp = SftpFileSync(shell.connection)
+    sync = RsyncFileSync(
+        target_for(server, ssh_client_key),
+        known_hosts=pins,
+        fallback=sftp,
+        small_pulls=sftp,
+        small_pull_max_bytes=1000,
+    )
+    pod = tmp_path / "pod"
+    (pod / "tree").mkdir(parents=True)
+    (pod / "job.log").write_bytes(b"log line\n")
+    (pod / "big.bin").write_bytes(os.urandom(5000))
+    (pod / "tree" / "a").write_bytes(b"a")
+    os.utime(pod / "job.log", (1_700_000_000, 1_700_000_000))
+    try:
+        log = sync.pull(f"{pod}/job.log", f"{tmp_path}/run/")
+        with pytest.raises(NotFound, match="no such file or directory on the pod"):
+            sync.pull(f"{pod}/never-written/", f"{tmp_path}/run/optional")
+        assert server.accepted_logins() == 1  # neither started rsync
+        big = sync.pull(f"{pod}/big.bin", f"{tmp_path}/run/")
+        tree = sync.pull(f"{pod}/tree/", f"{tmp_path}/run/tree")
+    finally:
+        shell.close()
+    assert (log.files, log.bytes_transferred) == (1, 9)
+    assert (tmp_path / "run" / "job.log").read_bytes() == b"log line\n"
+    assert (tmp_path / "run" / "job.log").stat().st_mtime == 1_700_000_000  # as rsync -t
+    assert big.files == 1 and tree.files == 1
+    assert sum(c.startswith("rsync --server") for c in server.recorded_commands()) == 2
 
 
 def test_rsync_before_first_contact_says_nothing_is_pinned_yet(

@@ -35,7 +35,7 @@ from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .pod_access import PodCommandDeps
-from .run_types import Backend, BackendAt, BackendFor, ReadDocument, RunDeps
+from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument, RunDeps
 from .seams import (
     RUNPOD_NOT_AVAILABLE,
     ask_on_stderr,
@@ -96,7 +96,7 @@ def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
     where = dict(locator or {})
     host, known_hosts = where.get("host"), where.get("known_hosts")
     if not isinstance(host, str) or not host or not isinstance(known_hosts, str):
-        raise UsageError(
+        raise LocatorNeeded(
             "pod.provider ssh: no host to reach (a config's ssh.host, or a state file "
             "written by a run on that host)"
         )

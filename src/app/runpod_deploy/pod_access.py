@@ -22,7 +22,7 @@ from .pod_pointers import user_pointers
 from .state_paths import state_paths
 from .provider_locators import recorded_locator
 from .recorded_places import RecordedPlaces, recorded_locators
-from .run_types import Backend, BackendAt, BackendFor, ReadDocument
+from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +57,10 @@ def cloud_for_flag(deps: PodCommandDeps, provider: str, *, listing: bool = False
     """
     try:
         return deps.backend_for(provider).cloud
+    except LocatorNeeded as exc:
+        problem: UsageError = exc
     except UsageError as exc:
-        problem = exc
+        raise UsageError(f"--provider {provider}: {exc}") from None
     locators = recorded_locators(user_pointers(state_paths(deps.home, deps.environ)), provider)
     if deps.backend_at is None or not (locators or listing):
         raise UsageError(f"--provider {provider}: {problem}") from None

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from pegboard.domain.documents import SourceDocument
-from pegboard.domain.errors import PegboardError
+from pegboard.domain.errors import PegboardError, UsageError
 from pegboard.domain.gpujob.records import DeployMetadata
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.file_sync import FileSync
@@ -78,6 +78,11 @@ class Backend:
     # Releases what the backend holds (the ssh provider's one connection); the run calls it
     # once at its very end, on every path. The pod's shells must not close what they share.
     close: Callable[[], None] = _nothing_to_close
+
+
+class LocatorNeeded(UsageError):
+    """The provider must be told where its pods are (`ssh`: a host), and nothing said so: the
+    pod commands then look where this user's runs were (recorded_places.py)."""
 
 
 BackendFor = Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable

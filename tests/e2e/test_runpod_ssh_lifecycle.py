@@ -47,7 +47,7 @@ def _pointer(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_pointers(deploy: SshDeploy) -> list[Path]:
-    return sorted((deploy.home / ".runpod-deploy" / "state" / "runs").glob("*"))
+    return sorted((deploy.home / ".local" / "state" / "runpod-deploy" / "runs").glob("*"))
 
 
 FULL_BODY = (

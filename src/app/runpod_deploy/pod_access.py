@@ -19,10 +19,10 @@ from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, load_job, merge_cli_vars
 from .pod_pointers import user_pointers
-from .state_paths import state_paths
 from .provider_locators import recorded_locator
 from .recorded_places import RecordedPlaces, recorded_locators
 from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument
+from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
 

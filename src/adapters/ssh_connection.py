@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -194,6 +195,7 @@ class SshConnection:
             self._transport = None
 
     def _dial(self) -> Transport:
+        load_paramiko()
         from paramiko.transport import Transport
 
         # paramiko logs a dropped socket from its reader thread at ERROR; we report drops
@@ -290,6 +292,23 @@ class SshConnection:
             keys.extend(Agent().get_keys())
         self._keys = keys
         return keys
+
+
+def load_paramiko() -> None:
+    """Import paramiko without `invoke`, which its `config` module imports only to run the
+    `Match exec` lines of ssh config files; pegboard never reads one (rsync's ssh runs with
+    `-F /dev/null`). Saves ~20 ms of every run. Hidden for this import only: a program that
+    imports invoke later gets it as usual."""
+    if "paramiko" in sys.modules:
+        return
+    hidden = "invoke" not in sys.modules
+    if hidden:
+        sys.modules["invoke"] = None  # type: ignore[assignment]  # `import invoke` -> ImportError
+    try:
+        import paramiko  # noqa: F401
+    finally:
+        if hidden and sys.modules.get("invoke", sys) is None:
+            del sys.modules["invoke"]
 
 
 def key_types_mismatch(exc: BaseException) -> bool:

@@ -47,3 +47,20 @@ def test_only_carriage_return_updates_reach_the_terminal() -> None:
     rest = _forward_progress(b"   1,000  10%\r   5,000  50%\rNumber of files: 2\npartial", out)
     assert out.getvalue() == b"\r   1,000  10%\r   5,000  50%"
     assert rest == b"partial"
+
+
+def test_paramiko_is_loaded_without_invoke_which_pegboard_never_uses() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from pegboard.adapters.ssh_connection import load_paramiko\n"
+        "load_paramiko()\n"
+        "import paramiko.transport, paramiko.config\n"
+        "print('invoke' in sys.modules)\n"
+        "import invoke\n"  # still importable afterwards
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +30,7 @@ from pegboard.domain.gpujob.spec import Provider
 from .job_loading import LoadedJob, load_job
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
-    from pegboard.domain.ports.gpu_cloud import GpuCloud
+    from pegboard.domain.ports.gpu_cloud import GpuCloud, GpuStock
 
     from .run_types import ReadDocument
 
@@ -135,20 +135,23 @@ def _check_secret_sources(loaded: LoadedJob, environ: Mapping[str, str]) -> None
 
 
 def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) -> None:
+    """Live stock of the configured GPUs; an id the provider does not list is a config error
+    naming its key (the datacenter listing shows every GPU type a datacenter has)."""
     pod = loaded.spec.pod
-    if pod.provider is Provider.LOCAL:
-        logger.info("[check-availability] provider local: this machine is the pod")
+    if pod.provider is not Provider.RUNPOD:
+        logger.info("[check-availability] provider %s: this machine is the pod", pod.provider)
         return
+    cloud_type = str(pod.cloud_type)
     try:
         cloud = gpu_cloud()
+        listed = cloud.datacenter_stock(datacenter_ids=list(pod.datacenters), cloud_type=cloud_type)
         stock = cloud.gpu_availability(
-            gpu_ids=list(pod.gpu_order),
-            datacenter_ids=list(pod.datacenters),
-            cloud_type=str(pod.cloud_type),
+            gpu_ids=list(pod.gpu_order), datacenter_ids=list(pod.datacenters), cloud_type=cloud_type
         )
     except PegboardError as exc:
         logger.warning("[check-availability] skipped: needs provider access (%s)", exc)
         return
+    _check_known_ids(loaded, listed)
     available = [s for s in stock if s.available]
     for entry in stock:
         logger.info(
@@ -159,3 +162,34 @@ def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) ->
             f"{loaded.document.source}: pod.gpu_order: no configured GPU is in stock in "
             f"{', '.join(pod.datacenters)} ({pod.cloud_type})"
         )
+
+
+def _check_known_ids(loaded: LoadedJob, listed: Sequence[GpuStock]) -> None:
+    pod, document = loaded.spec.pod, loaded.document
+    known_dcs = {entry.datacenter_id for entry in listed}
+    known_gpus = {entry.gpu_id for entry in listed}
+    problems = [
+        ConfigProblem(
+            source=document.source,
+            line=document.line_of(("pod", "datacenters", index)),
+            path=f"pod.datacenters[{index}]",
+            message=f"datacenter {dc!r} is not known to RunPod (no GPU listed there)",
+        )
+        for index, dc in enumerate(pod.datacenters)
+        if dc not in known_dcs
+    ]
+    if known_dcs:
+        where = ", ".join(sorted(known_dcs))
+        problems += [
+            ConfigProblem(
+                source=document.source,
+                line=document.line_of(("pod", "gpu_order", index)),
+                path=f"pod.gpu_order[{index}]",
+                message=f"GPU type {gpu!r} is not listed in {where} "
+                f"(see: runpod-deploy gpu-list --datacenter {sorted(known_dcs)[0]})",
+            )
+            for index, gpu in enumerate(pod.gpu_order)
+            if gpu not in known_gpus
+        ]
+    if problems:
+        raise ConfigError(problems)

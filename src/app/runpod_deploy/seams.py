@@ -21,6 +21,7 @@ from pegboard.app.shared.seams import read_record_bytes
 
 if TYPE_CHECKING:  # annotations only: the record readers must not import them (startup)
     from pegboard.domain.gpujob.records import DeployMetadata
+    from pegboard.domain.ports.gpu_cloud import GpuCloud
 
     from .run_types import Backend, RunDeps
 
@@ -59,6 +60,18 @@ def deploy_metadata(project_root: str) -> DeployMetadata:
         payload_lockfile=facts.get("payload_lockfile"),
         payload_lockfile_sha256=facts.get("payload_lockfile_sha256"),
     )
+
+
+# --- RunPod ---------------------------------------------------------------------------------
+
+
+def runpod_gpu_cloud(environ: Mapping[str, str]) -> GpuCloud:
+    """The RunPod account (RUNPOD_API_KEY or ~/.runpod/config.toml, RUNPOD_API_BASE_URL); the
+    SDK loads on the first call, and its absence is one line naming the extra."""
+    from pegboard.adapters.runpod import RunPodGpuCloud
+    from pegboard.app.shared.seams import home_dir
+
+    return RunPodGpuCloud(environ=environ, home=home_dir(environ))
 
 
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------

@@ -104,8 +104,12 @@ def pod_request(
     *,
     name: str,
     network_volume_id: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> PodRequest:
-    """The create request for `candidate`; the pod's name is the run id (unique per run)."""
+    """The create request for `candidate`; the pod's name is the run id (unique per run).
+
+    `env`: what the provider needs in the pod's environment (RunPod: PUBLIC_KEY, the key its
+    image's sshd trusts)."""
     pod, storage = spec.pod, spec.storage
     return PodRequest(
         name=name,
@@ -122,6 +126,7 @@ def pod_request(
         spot=pod.spot,
         min_vcpu_count=pod.min_vcpu_count,
         min_memory_gb=pod.min_memory_gb,
+        env=dict(env or {}),
     )
 
 

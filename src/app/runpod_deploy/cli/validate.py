@@ -16,7 +16,6 @@ from pegboard.app.runpod_deploy.exit_codes import EXIT_OK
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.shared import seams as shared_seams
 from pegboard.app.shared.cli.examples import examples
-from pegboard.domain.errors import UsageError
 
 from .options import config_path_option, template_var_options, verbosity_options
 
@@ -24,9 +23,9 @@ if TYPE_CHECKING:
     from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 
-def _no_gpu_cloud() -> GpuCloud:
-    """validate has no provider access in this release: the availability check says skipped."""
-    raise UsageError(seams.RUNPOD_NOT_AVAILABLE)
+def _runpod_cloud() -> GpuCloud:
+    """`--check-availability` asks RunPod (RUNPOD_API_KEY, RUNPOD_API_BASE_URL) directly."""
+    return seams.runpod_gpu_cloud(os.environ)
 
 
 @examples(
@@ -95,7 +94,7 @@ def validate(
         now=shared_seams.utc_now(shared_seams.system_clock()),
         unique_suffix=shared_seams.random_hex(),
         environ=os.environ,
-        gpu_cloud=_no_gpu_cloud,
+        gpu_cloud=_runpod_cloud,
     )
     click.echo(f"ok: {config_path} (job {loaded.job.job_name})")
     return EXIT_OK

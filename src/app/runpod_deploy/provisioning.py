@@ -29,7 +29,7 @@ from pegboard.domain.gpujob.provisioning import (
 )
 from pegboard.domain.gpujob.records import iso_utc, pod_pointer
 from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
-from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, PodStatus
+from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, NoCapacity, PodStatus
 
 from .pod_pointers import PodPointer
 from .provider_locators import LOCATOR_KEY
@@ -244,7 +244,22 @@ def _try_resume(
         return False
     try:
         cloud.resume_pod(old, gpu_count=run.spec.pod.gpu_count)
+    except NoCapacity as exc:
+        # Its host has no free GPU: the pod is stuck there (a stopped pod cannot move), and
+        # it was kept only to be resumed. Delete it rather than leave its disk billing.
+        logger.warning(
+            "[recycle] resume of %s found no free GPU on its host (%s); deleting it and "
+            "creating a fresh pod",
+            old,
+            exc,
+        )
+        if _terminate_quietly(progress, cloud, old):
+            run.pointers.config.remove_if_points_at(old)
+            _forget_run_pointer(pointer, old)
+        run.recorder.event("recycle_fallback", pod_id=old, reason=str(exc)[:500])
+        return False
     except PortError as exc:
+        # Not known to be stuck: it stays stopped, named by its own run's pointer (ls-stale).
         logger.warning("[recycle] resume of %s failed (%s); creating a fresh pod", old, exc)
         return False
     _adopt(run, claim, old, first, resumed=True)

@@ -183,3 +183,38 @@ def test_pip_freeze_is_captured_once_before_setup(tmp_path: Path) -> None:
     assert len(freezes) == 1
     first_setup = next(i for i, c in enumerate(h.host.commands) if "mkdir -p /workspace/proj" in c)
     assert h.host.commands.index(freezes[0]) < first_setup
+
+
+def _recycled(tmp_path: Path) -> tuple[RunHarness, str]:
+    h = RunHarness(tmp_path, config={"lifecycle": {"on_success": "recycle", "on_failure": "stop"}})
+    _good(h)
+    assert h.run().exit_code == 0
+    (old,) = h.cloud.pods
+    _good(h)
+    return h, old
+
+
+def test_resume_without_a_free_gpu_deletes_the_stuck_pod_and_starts_fresh(tmp_path: Path) -> None:
+    from pegboard.domain.ports.gpu_cloud import NoCapacity
+
+    h, old = _recycled(tmp_path)
+    h.cloud.fail_next("resume_pod", NoCapacity("not enough free GPUs on the host machine"))
+    result = h.run()
+    manifest = h.manifest(result)
+    assert result.exit_code == 0 and manifest["pod_resumed"] is False
+    assert h.cloud.pod(old).history == ["create", "stop", "terminate"]
+    (fresh,) = [p.pod_id for p in h.cloud.live_pods()]
+    assert fresh != old and h.pointer()["pod_id"] == fresh  # type: ignore[index]
+    assert any(e["event"] == "recycle_fallback" for e in h.events(result))
+
+
+def test_a_transient_resume_failure_keeps_the_old_pod_listed(tmp_path: Path) -> None:
+    from pegboard.domain.errors import Transient
+
+    h, old = _recycled(tmp_path)
+    h.cloud.fail_next("resume_pod", Transient("502"))
+    result = h.run(deps={"random_hex": lambda: "def456"})  # its own run pointer
+    assert result.exit_code == 0
+    assert h.cloud.pod(old).status == "EXITED"  # not known to be stuck: left, still named
+    runs = list((tmp_path / "home" / ".runpod-deploy" / "state" / "runs").glob("*.json"))
+    assert any(f'"{old}"' in p.read_text() for p in runs)

@@ -4,7 +4,7 @@ A RunPod pod is reached where it publishes its 22/tcp (PodStatus.ssh), as root, 
 user's key: the same SshConnection, SshShell, RsyncFileSync and SFTP fallback the `ssh`
 provider uses (issue 9), nothing of its own. One connection per pod endpoint, shared by the
 pod's shell, its file sync and the run's probes; the host key is pinned on first contact in
-the run's pin file and refused if it changes (RunPod reuses ip:port pairs across pods, so the
+the pod's pin file and refused if it changes (RunPod reuses ip:port pairs across pods, so the
 user's ~/.ssh/known_hosts is never consulted). A resumed pod publishes a new endpoint: a new
 connection, learned afresh.
 
@@ -16,6 +16,7 @@ key, else the agent's keys.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,20 +30,24 @@ from pegboard.domain.ports.gpu_cloud import PodStatus
 
 
 class RunPodPodSsh:
-    """Shells and file syncs of RunPod pods, one SSH connection per published endpoint."""
+    """Shells and file syncs of RunPod pods, one SSH connection per published endpoint.
+
+    pin_file: pod id -> the known_hosts file its host key is pinned in (a run's own file, or
+    one per pod for the commands that reach a pod without a run's pointer).
+    """
 
     def __init__(
         self,
         *,
         key_path: str | None,
         use_agent: bool,
-        known_hosts: str | Path,
+        pin_file: Callable[[str], Path],
         connect_timeout: float = 10.0,
         progress: BinaryIO | None = None,
     ) -> None:
         self.key_path = key_path
         self.use_agent = use_agent
-        self.known_hosts = Path(known_hosts)
+        self.pin_file = pin_file
         self.connect_timeout = connect_timeout
         self._progress = progress
         self._lock = threading.Lock()
@@ -56,7 +61,7 @@ class RunPodPodSsh:
         connection = self._connection(status)
         return RsyncFileSync(
             connection.target,
-            known_hosts=self.known_hosts,
+            known_hosts=connection.pins.path,
             connect_timeout=self.connect_timeout,
             progress=self._progress,
             fallback=SftpFileSync(connection),
@@ -87,7 +92,7 @@ class RunPodPodSsh:
                 )
                 connection = SshConnection(
                     target,
-                    pins=PinnedHostKeys(self.known_hosts, pod=status.pod_id),
+                    pins=PinnedHostKeys(self.pin_file(status.pod_id), pod=status.pod_id),
                     connect_timeout=self.connect_timeout,
                 )
                 self._connections[key] = connection

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def test_importing_the_adapter_and_the_sandbox_does_not_import_the_sdk() -> None:
     probe = (
@@ -25,3 +27,21 @@ def test_importing_the_adapter_and_the_sandbox_does_not_import_the_sdk() -> None
         "RunPodSdkMissing pod.provider runpod needs the RunPod SDK, which is not installed: "
         "pip install 'pegboard[runpod]'\n"
     )
+
+
+def test_loading_the_sdk_leaves_the_root_logger_alone() -> None:
+    """The SDK adds a root StreamHandler on import: every message would print twice."""
+    probe = (
+        "import importlib.util, logging, sys\n"
+        "if importlib.util.find_spec('runpod') is None: print('skip'); sys.exit()\n"
+        "before = list(logging.getLogger().handlers), logging.getLogger().level\n"
+        "from pegboard.adapters.runpod.sdk import load_sdk\n"
+        "load_sdk()\n"
+        "print((list(logging.getLogger().handlers), logging.getLogger().level) == before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() in ("True", "skip")
+    if done.stdout.strip() == "skip":
+        pytest.skip("the runpod SDK is not installed")

@@ -5,6 +5,7 @@ Without the `runpod` extra installed, the first such call raises one line saying
 
 from __future__ import annotations
 
+import logging
 from types import ModuleType
 from typing import Any
 
@@ -32,6 +33,10 @@ class RunPodSdk:
 
 
 def load_sdk() -> RunPodSdk:
+    # Importing the SDK adds a StreamHandler to the root logger (its serverless logging):
+    # every message of ours would then print twice. Whatever it adds to the root goes again.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         import runpod
         import runpod.error
@@ -39,4 +44,8 @@ def load_sdk() -> RunPodSdk:
         from runpod.api.mutations import pods as pod_mutations
     except ImportError:
         raise RunPodSdkMissing(RUNPOD_EXTRA_HINT) from None
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
     return RunPodSdk(runpod, graphql, pod_mutations)

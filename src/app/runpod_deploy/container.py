@@ -37,7 +37,6 @@ from pegboard.domain.ports.remote_shell import RemoteShell
 from .pod_access import PodCommandDeps
 from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument, RunDeps
 from .seams import (
-    RUNPOD_NOT_AVAILABLE,
     ask_on_stderr,
     deploy_metadata,
     echo_line,
@@ -134,9 +133,60 @@ def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
     )
 
 
-def _runpod_backend(locator: Mapping[str, Any] | None = None) -> Backend:
-    """`pod.provider: runpod`: not in this release (a usage error naming the provider)."""
-    raise UsageError(RUNPOD_NOT_AVAILABLE)
+def _runpod_backend(
+    environ: Mapping[str, str], home: str, locator: Mapping[str, Any] | None = None
+) -> Backend:
+    """`pod.provider: runpod`: the account through the `runpod` SDK (RUNPOD_API_KEY or
+    ~/.runpod/config.toml, RUNPOD_API_BASE_URL), each pod over SSH at the endpoint it publishes
+    with the ssh provider's adapters, its host key pinned in the run's pin file (a pointer's),
+    else in one file per pod beside the user's pointers. New pods get the user's public key
+    in their PUBLIC_KEY, which RunPod's images put in root's authorized_keys."""
+    import re
+    import sys
+
+    from pegboard.adapters.runpod import RunPodGpuCloud
+    from pegboard.adapters.runpod_pod_ssh import RunPodPodSsh, authorized_key
+
+    from .pod_pointers import state_dir
+
+    where = dict(locator or {})
+    key_path = where.get("key_path", os.path.join(home, ".ssh", "id_ed25519"))
+    key_path = key_path if isinstance(key_path, str) and key_path else None
+    use_agent = bool(where.get("use_agent", False))
+    known_hosts = where.get("known_hosts")
+    pins_dir = state_dir(home) / "pods"
+
+    def pin_file(pod_id: str) -> Path:
+        if isinstance(known_hosts, str) and known_hosts:
+            return Path(known_hosts)
+        pins_dir.mkdir(parents=True, exist_ok=True)
+        return pins_dir / (re.sub(r"[^A-Za-z0-9_-]", "_", pod_id) + ".known_hosts")
+
+    pods = RunPodPodSsh(
+        key_path=key_path,
+        use_agent=use_agent,
+        pin_file=pin_file,
+        connect_timeout=float(where.get("connect_timeout") or 10.0),
+        progress=sys.stderr.buffer,
+    )
+
+    def pod_env() -> Mapping[str, str]:
+        public = authorized_key(key_path, use_agent=use_agent)
+        return {"PUBLIC_KEY": public} if public else {}
+
+    cloud: GpuCloud = RunPodGpuCloud(environ=environ, home=home)
+    return Backend(
+        cloud=cloud,
+        open_shell=pods.open_shell,
+        open_sync=pods.open_sync,
+        locator={
+            "key_path": key_path,
+            "use_agent": use_agent,
+            **({"known_hosts": known_hosts} if isinstance(known_hosts, str) else {}),
+        },
+        close=pods.close,
+        pod_env=pod_env,
+    )
 
 
 def _backend_for(backends: providers.Aggregate[Backend]) -> BackendFor:
@@ -196,7 +246,9 @@ class RunpodDeployContainer(containers.DeclarativeContainer):
     local_backend: providers.Factory[Backend] = providers.Factory(
         _local_backend, pods_root=pods_root
     )
-    runpod_backend: providers.Factory[Backend] = providers.Factory(_runpod_backend)
+    runpod_backend: providers.Factory[Backend] = providers.Factory(
+        _runpod_backend, environ=environ, home=home
+    )
     ssh_backend: providers.Factory[Backend] = providers.Factory(_ssh_backend)
     backends: providers.Aggregate[Backend] = providers.Aggregate(
         local=local_backend, runpod=runpod_backend, ssh=ssh_backend

@@ -129,10 +129,21 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
     # unique name): a crash between create and the next write still leaves a pointer that
     # `ls-stale` matches to the pod and `cleanup --state-file` releases.
     write_intent_pointer(run)
+    pod_env = run.backend.pod_env()
+    if cloud.provider == "runpod" and "PUBLIC_KEY" not in pod_env:
+        logger.warning(
+            "[provision] no public key found for ssh.key_path %s (nor in the agent): the pod "
+            "trusts only the keys in your RunPod account settings",
+            run.spec.ssh.key_path,
+        )
     errors: list[str] = []
     for index, candidate in enumerate(plan.candidates):
         request = pod_request(
-            run.spec, candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
+            run.spec,
+            candidate,
+            name=run.job.run_id,
+            network_volume_id=plan.network_volume_id,
+            env=pod_env,
         )
         logger.info(
             "[provision] creating pod on %s @ %s", candidate.gpu_id, candidate.datacenter_id

@@ -64,6 +64,10 @@ def _nothing_to_close() -> None:
     return None
 
 
+def _no_pod_env() -> Mapping[str, str]:
+    return {}
+
+
 @attrs.frozen
 class Backend:
     """One provider: its GpuCloud and how to reach a pod's shell and files."""
@@ -78,6 +82,9 @@ class Backend:
     # Releases what the backend holds (the ssh provider's one connection); the run calls it
     # once at its very end, on every path. The pod's shells must not close what they share.
     close: Callable[[], None] = _nothing_to_close
+    # What a new pod's environment must hold for this backend to reach it (RunPod: PUBLIC_KEY);
+    # asked once, just before the first create.
+    pod_env: Callable[[], Mapping[str, str]] = _no_pod_env
 
 
 class LocatorNeeded(UsageError):

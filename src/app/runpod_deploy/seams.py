@@ -25,12 +25,6 @@ if TYPE_CHECKING:  # annotations only: the record readers must not import them (
 
     from .run_types import Backend, RunDeps
 
-RUNPOD_NOT_AVAILABLE = (
-    "pod.provider runpod is not available in this release yet: the RunPod adapter (the "
-    "`pegboard[runpod]` extra) ships in the next release; use `pod.provider: local` to run "
-    "the same config on this machine"
-)
-
 # --- local files ----------------------------------------------------------------------------
 
 

@@ -78,6 +78,7 @@ class LocalShell:
                 start_new_session=True,
             )
         except OSError as exc:  # the pod went away meanwhile, no bash: the port's PortError
+            self._check_open()  # deleted between the check above and the start: NotFound
             raise PortError(f"cannot run {_brief(command)!r}: {exc.strerror or exc}") from None
         try:
             return self._collect(proc, command, timeout=timeout, stdin=stdin, on_output=on_output)

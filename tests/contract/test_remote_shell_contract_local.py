@@ -80,3 +80,24 @@ def test_a_deleted_pod_is_not_found_and_its_directory_is_not_recreated(tmp_path:
     with pytest.raises(NotFound):
         shell.detached_status(pid_path="/workspace/p", status_path="/workspace/s")
     assert not paths.pod_dir.exists()
+
+
+def test_a_pod_deleted_just_before_a_command_starts_is_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deletion lands between the shell's check and the command's start (the workspace
+    is its cwd): NotFound, which the monitor reads as "the pod is gone", not an OSError."""
+    import shutil
+
+    paths = LocalPodPaths(tmp_path, "racing")
+    paths.workspace.mkdir(parents=True)
+    shell = LocalShell(paths)
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_deleted(self: Path, *args: object, **kwargs: object) -> None:
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+        shutil.rmtree(paths.pod_dir)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_deleted)
+    with pytest.raises(NotFound):
+        shell.run("true", timeout=10)

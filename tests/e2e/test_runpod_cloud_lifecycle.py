@@ -75,6 +75,10 @@ def test_each_kept_pod_is_listed_and_released_by_its_command(
     manifest = manifest_of(done)
     assert manifest["lifecycle_action"] == action and pod_id in manifest["left_behind"]
     assert "runpod-deploy ls-stale" in done.stderr.decode()
+    if action == "preserve":  # still running: `logs` reads the job log over SSH
+        logs = deploy.cli("logs", "--config", str(config), "--no-follow")
+        assert logs.returncode == 0, logs.stderr.decode()
+        assert logs.stdout.endswith(b"[hello] DONE\n")
     listed = deploy.stale_pods()
     assert listed[pod_id]["status"] == status
     released = deploy.shell_command(listed[pod_id]["release"])

@@ -3,13 +3,17 @@
 #  1. squarepeg: start the Kubernetes API sandbox, then a real `squarepeg run` (real kubernetes
 #     client, real HTTP) in Pod and Job mode; the container's output and exit code come back.
 #  2. runpod-deploy: a real `runpod-deploy run` of examples/local/hello.yaml on the local provider.
+#  3. runpod-deploy on its default provider: `runpod-deploy sandbox` (the RunPod API on loopback,
+#     each pod a real sshd), then examples/runpod/hello.yaml through it with the real runpod SDK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 work=$(mktemp -d "${TMPDIR:-/tmp}/pegboard-demo.XXXXXX")
 sandbox_pid=""
+runpod_pid=""
 cleanup() {
     if [ -n "$sandbox_pid" ]; then kill "$sandbox_pid" 2>/dev/null || true; wait "$sandbox_pid" 2>/dev/null || true; fi
+    if [ -n "$runpod_pid" ]; then kill "$runpod_pid" 2>/dev/null || true; wait "$runpod_pid" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -66,5 +70,31 @@ if [ -f examples/local/hello.yaml ]; then
     step "the run's records in $run_dir"
     ls -l "$run_dir" >&2
     "$BIN/runpod-deploy" events "$run_dir"
+fi
+if [ -f examples/runpod/hello.yaml ]; then
+    if [ ! -x /usr/sbin/sshd ] || ! command -v rsync >/dev/null || ! "$BIN/python" -c 'import runpod' 2>/dev/null; then
+        step "runpod-deploy on the default provider: skipped (needs sshd, rsync and the runpod extra)"
+    else
+        step "runpod-deploy sandbox   (a loopback RunPod API; each pod is a real sshd on 127.0.0.1)"
+        mkdir -p "$HOME/.ssh"
+        [ -f "$HOME/.ssh/id_ed25519" ] || ssh-keygen -q -t ed25519 -N "" -C pegboard-demo -f "$HOME/.ssh/id_ed25519"
+        "$BIN/runpod-deploy" sandbox --port 0 >"$work/runpod.env" 2>"$work/runpod-sandbox.log" &
+        runpod_pid=$!
+        for _ in $(seq 1 100); do [ "$(grep -c '^export ' "$work/runpod.env" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+        [ "$(grep -c '^export ' "$work/runpod.env")" -ge 2 ] || { cat "$work/runpod-sandbox.log" >&2; echo "demo: the RunPod sandbox did not start" >&2; exit 1; }
+        cat "$work/runpod.env" >&2
+        . "$work/runpod.env"
+        cp -r examples/runpod "$work/runpod"
+        if [ "$(id -u)" -ne 0 ]; then
+            # Pods see their own /workspace only as root (a mount namespace per session).
+            sed -i "s#/workspace#$work/workspace#g" "$work/runpod/hello.yaml"
+        fi
+        step "runpod-deploy run --config examples/runpod/hello.yaml   (pod.provider: runpod, the default)"
+        "$BIN/runpod-deploy" run --config "$work/runpod/hello.yaml" --print-run-dir | tee "$work/runpod-run.out"
+        step "runpod-deploy ls-stale   (the pod was deleted: nothing is left billing)"
+        "$BIN/runpod-deploy" ls-stale
+        kill "$runpod_pid" 2>/dev/null || true; wait "$runpod_pid" 2>/dev/null || true
+        runpod_pid=""
+    fi
 fi
 step "demo finished"

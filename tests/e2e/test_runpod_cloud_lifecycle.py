@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from helpers.runpod_cloud_deploy import CloudDeploy, manifest_of, run_dir_of
 
@@ -229,3 +230,24 @@ def _foreign_stopped_pod(deploy: CloudDeploy) -> str:
     finally:
         del os.environ["RUNPOD_API_BASE_URL"]
     return str(made["id"])
+
+
+def test_recycle_with_drift_deletes_the_old_pod_and_starts_fresh(deploy: CloudDeploy) -> None:
+    first = deploy.run(deploy.config("hello", lifecycle=_lifecycle("recycle")))
+    assert first.returncode == 0, first.stderr.decode()[-3000:]
+    ((old, _),) = deploy.live_pods().items()
+    # The same config with another image: the kept pod no longer matches.
+    data = yaml.safe_load((deploy.project / "hello.yaml").read_text())
+    drifted = deploy.config(
+        "hello",
+        lifecycle=_lifecycle("recycle"),
+        pod={**data["pod"], "image": "runpod/pytorch:2.5.0-py3.11-cuda12.4.1-devel-ubuntu22.04"},
+    )
+    second = deploy.run(drifted)
+    assert second.returncode == 0, second.stderr.decode()[-3000:]
+    assert "drift detected: image" in second.stderr.decode()
+    live = deploy.live_pods()
+    assert old not in live and old in deploy.terminated()
+    ((fresh, status),) = live.items()
+    assert status == "EXITED" and manifest_of(second)["pod_resumed"] is False
+    assert deploy.shell_command(deploy.stale_pods()[fresh]["release"]).returncode == 0

@@ -162,7 +162,7 @@ def test_sigkill_at_every_phase_leaves_every_pod_deleted_or_listed_with_its_rele
     left: dict[str, str] = {}  # pod id -> the point its run was killed at
     for point, out in killed.items():
         stamp = out.split(b"\n", 1)[0].decode().rsplit("/", 1)[-1]
-        pointer = deploy.home / ".runpod-deploy" / "state" / "runs" / f"{stamp}.json"
+        pointer = deploy.home / ".local" / "state" / "runpod-deploy" / "runs" / f"{stamp}.json"
         name = json.loads(pointer.read_text())["pod_name"] if pointer.exists() else None
         if name in by_name:
             left[by_name[name]] = point

@@ -147,14 +147,14 @@ def _runpod_backend(
     from pegboard.adapters.runpod import RunPodGpuCloud
     from pegboard.adapters.runpod_pod_ssh import RunPodPodSsh, authorized_key
 
-    from .pod_pointers import state_dir
+    from .state_paths import state_paths
 
     where = dict(locator or {})
     key_path = where.get("key_path", os.path.join(home, ".ssh", "id_ed25519"))
     key_path = key_path if isinstance(key_path, str) and key_path else None
     use_agent = bool(where.get("use_agent", False))
     known_hosts = where.get("known_hosts")
-    pins_dir = state_dir(home) / "pods"
+    pins_dir = state_paths(home, environ).directory / "pods"
 
     def pin_file(pod_id: str) -> Path:
         if isinstance(known_hosts, str) and known_hosts:

@@ -216,5 +216,5 @@ def test_a_transient_resume_failure_keeps_the_old_pod_listed(tmp_path: Path) -> 
     result = h.run(deps={"random_hex": lambda: "def456"})  # its own run pointer
     assert result.exit_code == 0
     assert h.cloud.pod(old).status == "EXITED"  # not known to be stuck: left, still named
-    runs = list((tmp_path / "home" / ".runpod-deploy" / "state" / "runs").glob("*.json"))
+    runs = list((tmp_path / "home" / ".local" / "state" / "runpod-deploy" / "runs").glob("*.json"))
     assert any(f'"{old}"' in p.read_text() for p in runs)

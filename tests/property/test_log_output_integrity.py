@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from helpers.squarepeg_runs import resolved_run, run_on_fake
@@ -78,6 +78,29 @@ def streams(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=max(AT_LEAST, settings().max_examples))
 @given(streams())
+@example(
+    {
+        "steps": [
+            ("drop", None),
+            ("log", b"same\n"),
+            ("drop", None),
+            ("log", b"same\n"),
+            ("log", b"same\n"),
+            ("drop", None),
+            ("drop", None),
+            ("tick", None),
+            ("log", b"same\n"),
+            ("log", b"same\n"),
+            ("burst", (b"a longer line\n", 5)),
+        ],
+        "tail": b"",
+        "sizes": [],
+        "cuts": [],
+        "cap_above_last_record": 179,
+        "truncate": True,
+        "code": 0,
+    }
+)
 def test_output_is_complete_or_the_run_says_so(case: dict[str, Any]) -> None:
     script = PodScript().running(at=1)
     expected = b""

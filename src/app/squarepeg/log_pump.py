@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 # connection must have lived to count as healthy (so idle-timeout cuts never exhaust the budget).
 END_GRACE_SECONDS = 2.0
 HEALTHY_STREAM_SECONDS = 10.0
+CUT_SHORT = "the log's last records are not the last ones written: the reads were cut short"
 
 
 class Notices(Protocol):
@@ -208,7 +209,8 @@ class LogPump:
         length, so a response shorter than another one (or empty) ended where the log ends; one
         as long as the longest may have been cut right there, so then the log's last records
         (`tailLines`: those at the last time written, and one before) must be the ones
-        written last."""
+        written last; that read may be cut by the cap too, so when it ends inside its last
+        record the last record is read alone as well (`_confirm_last_record`)."""
         if not self._decoder.at_written_end():
             return "the log read after the container exited was cut short"
         if received == 0 or received < longest_before:
@@ -222,9 +224,29 @@ class LogPump:
         reason, tail, _ = self._read(stream, sink=False)
         if reason is not None:
             return reason
-        if written.matches(tail):
-            return None
-        return "the log's last records are not the last ones written: the reads were cut short"
+        if not written.matches(tail):
+            return CUT_SHORT
+        self._longest = max(self._longest, len(tail))
+        if written.last_ended or len(tail) < self._longest or written.tail_lines() == 1:
+            return None  # whole: shorter than a response, or its last newline ends the log
+        return self._confirm_last_record(tail)
+
+    def _confirm_last_record(self, tail: bytes) -> str | None:
+        """The `tailLines` read ends inside its last record and is as long as the longest
+        response: the cap may have cut it right where it cut the written output (both reads
+        start at the same record when `sinceTime` was rounded down to the second). The log's
+        last record read alone, when shorter than the cap and so whole, must be that one."""
+        stream = self._open(since=None, follow=False, tail_lines=1)
+        if stream is None:
+            return self._open_failure
+        reason, last, _ = self._read(stream, sink=False)
+        if reason is not None:
+            return reason
+        if len(last) >= self._longest:
+            return "the log's last record is as long as every response: it may be cut short"
+        if tail[tail.rfind(b"\n") + 1 :] != last:
+            return CUT_SHORT
+        return None
 
     def _resume(self) -> str | None:
         """Expect a replay from the last timestamp written: the `sinceTime` to read from."""

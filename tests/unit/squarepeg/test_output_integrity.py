@@ -125,6 +125,25 @@ def test_a_cap_as_long_as_every_response_is_checked_against_the_logs_tail(
     )
 
 
+def test_a_tail_read_cut_by_the_cap_where_the_output_was_cut_is_no_proof_of_the_end() -> None:
+    # sinceTime rounded down to the second (as the apiserver passes it on) makes the read from
+    # the last time written start at the record before it, where the `tailLines` read starts
+    # too: the cap cuts both inside the last record, at the same byte. The log's last record,
+    # read alone (shorter than the cap, so whole), shows the cut.
+    cluster = FakeCluster(FakeClock(), truncate_since_time=True)
+    script = PodScript().running(at=1).log(b"early\n", at=1.1).log(b"anchor\n", at=2.1)
+    for _ in range(3):
+        script = script.log(b"same line\n", at=2.2)
+    cluster.script_pod("p", script.exit(0, at=3))
+    prefix = len(b"2026-01-01T00:00:02.200000000Z ")
+    anchor, same = prefix + len(b"anchor\n"), prefix + len(b"same line\n")
+    faulty = LogFaults(cluster, cap=anchor + 2 * same + prefix + 1)  # `<t> s` of the third
+    result = run_on_fake(resolved_run("p"), faulty)  # type: ignore[arg-type]
+    assert result.code == OUTPUT_INCOMPLETE, result.stdout
+    assert "output incomplete" in result.stderr
+    assert b"early\nanchor\nsame line\nsame line\ns".startswith(result.stdout)
+
+
 # -- 4. giving up on the stream changes the exit code -------------------------------------------
 
 

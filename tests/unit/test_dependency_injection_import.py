@@ -26,3 +26,24 @@ def test_containers_do_not_import_optional_web_frameworks(later: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+PYDANTIC_PROBE = """
+import sys
+import pegboard.app.squarepeg.container, pegboard.app.runpod_deploy.container
+from pegboard.app.shared.dependency_injection import providers
+print("pydantic" in sys.modules, "pydantic_core" in sys.modules)
+import pydantic  # the real one afterwards, for a program that uses it
+assert hasattr(pydantic, "BaseModel"), pydantic
+print(providers.Factory(dict, a=1)())
+"""
+
+
+def test_containers_do_not_import_pydantic() -> None:
+    # dependency-injector's `providers` imports pydantic only to look for pydantic 1's
+    # BaseSettings (~18 ms of every `runpod-deploy run` and `squarepeg run`).
+    if importlib.util.find_spec("pydantic") is None:
+        pytest.skip("pydantic is not installed (the `runpod` extra brings it)")
+    done = subprocess.run([sys.executable, "-c", PYDANTIC_PROBE], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["False False", "{'a': 1}"]

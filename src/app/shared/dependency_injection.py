@@ -6,22 +6,39 @@ their markers when wiring functions. pegboard never wires functions, and the `ru
 installs FastAPI and pydantic-settings: importing them cost every `squarepeg run` and
 `runpod-deploy run` about 250 ms. They are hidden for the length of this import only; a program
 that imports them later gets them as usual.
+
+Without pydantic-settings, `providers` falls back to `import pydantic` to look for pydantic 1's
+`BaseSettings` (~18 ms of every run, with pydantic-core). A `None` placeholder does not work
+there (its compiled import returns the placeholder and reads `.VERSION` from it), so for the
+same import pydantic is a stand-in module whose VERSION says "not 1.x": `providers` then keeps
+its pydantic support off, as with pydantic 2 and no pydantic-settings (`Configuration.from_pydantic`,
+which pegboard never calls, then says pydantic-settings is missing).
 """
 
 from __future__ import annotations
 
 import sys
+import types
 
 _OPTIONAL_INTEGRATIONS = ("fastapi", "fast_depends", "starlette", "werkzeug", "pydantic_settings")
 
 _hidden = [name for name in _OPTIONAL_INTEGRATIONS if name not in sys.modules]
 for _name in _hidden:
     sys.modules[_name] = None  # type: ignore[assignment]  # `import name` raises ImportError
+_pydantic_stand_in: types.ModuleType | None = None
+if "pydantic" not in sys.modules:
+    _pydantic_stand_in = types.ModuleType(
+        "pydantic", "pegboard: hidden while dependency-injector loads"
+    )
+    _pydantic_stand_in.VERSION = "hidden"  # type: ignore[attr-defined]  # not "1.": no v1 fallback
+    sys.modules["pydantic"] = _pydantic_stand_in
 try:
     from dependency_injector import containers, providers
 finally:
     for _name in _hidden:
         if sys.modules.get(_name, sys) is None:
             del sys.modules[_name]
+    if _pydantic_stand_in is not None and sys.modules.get("pydantic") is _pydantic_stand_in:
+        del sys.modules["pydantic"]
 
 __all__ = ["containers", "providers"]

@@ -125,18 +125,7 @@ class SshGpuCloud(OwnedMachineStock):
         pod_id = self._new_id()
         pod_dir = self.pod_dir(pod_id)
         q = shlex.quote
-        # The last mkdir has no -p: an existing directory is never claimed twice.
-        command = (
-            f"mkdir -p {q(self.root)} && mkdir {q(pod_dir)} && "
-            f"mkdir {q(pod_dir + '/workspace')} {q(pod_dir + '/procs')}"
-        )
-        result = self._shell.run(command, timeout=_TIMEOUT_SEC)
-        if result.exit_code != 0:
-            raise PortError(
-                f"cannot claim {pod_dir} on {self._endpoint_text}: {_tail(result.stderr)}"
-            )
-        self._write(
-            pod_id,
+        record = _record_bytes(
             {
                 "pod_id": pod_id,
                 "name": request.name,
@@ -147,8 +136,22 @@ class SshGpuCloud(OwnedMachineStock):
                 "image": request.image,
                 "volume_gb": request.volume_gb,
                 "created_at": time.time(),
-            },
+            }
         )
+        staged, final = q(pod_dir + "/.pod.json.tmp"), q(pod_dir + "/pod.json")
+        # The last mkdir has no -p: an existing directory is never claimed twice. The record
+        # comes on stdin in the same command (one round trip instead of a command and ~10 SFTP
+        # requests); renamed into place, so a reader never sees half of it.
+        command = (
+            f"mkdir -p {q(self.root)} && mkdir {q(pod_dir)} && "
+            f"mkdir {q(pod_dir + '/workspace')} {q(pod_dir + '/procs')} && "
+            f"(umask 022 && cat > {staged}) && mv -f {staged} {final}"
+        )
+        result = self._shell.run(command, timeout=_TIMEOUT_SEC, stdin=record)
+        if result.exit_code != 0:
+            raise PortError(
+                f"cannot claim {pod_dir} on {self._endpoint_text}: {_tail(result.stderr)}"
+            )
         return PodHandle(pod_id=pod_id, name=request.name)
 
     def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
@@ -237,7 +240,7 @@ class SshGpuCloud(OwnedMachineStock):
 
     def _write(self, pod_id: str, meta: dict[str, Any]) -> None:
         path = posixpath.join(self.pod_dir(pod_id), "pod.json")
-        self._shell.write_file(path, (json.dumps(meta, indent=2) + "\n").encode(), mode=0o644)
+        self._shell.write_file(path, _record_bytes(meta), mode=0o644)
 
     def _status(self, meta: dict[str, Any]) -> PodStatus:
         pod_id = str(meta["pod_id"])
@@ -258,6 +261,10 @@ class SshGpuCloud(OwnedMachineStock):
             volume_gb=meta.get("volume_gb"),
             stopped_at=meta.get("stopped_at") if not running else None,
         )
+
+
+def _record_bytes(meta: dict[str, Any]) -> bytes:
+    return (json.dumps(meta, indent=2) + "\n").encode()
 
 
 def _tail(data: bytes) -> str:

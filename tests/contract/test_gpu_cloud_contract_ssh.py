@@ -134,3 +134,25 @@ def test_home_relative_root_is_resolved_on_the_host(driver: Any) -> None:
     cloud = SshGpuCloud(driver.shell, workspaces_root="~/pegboard-contract-probe")
     assert cloud.root == os.path.expanduser("~/pegboard-contract-probe")
     assert cloud.list_pods() == []
+
+
+def test_provision_is_one_command_with_the_record_on_its_stdin(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    # Claiming the workspace and writing pod.json were a command and ~10 SFTP requests on the
+    # critical path of every run; one command now, the record renamed into place.
+    server = start_sshd(record_commands=True)
+    made = _Driver(server, ssh_client_key, tmp_path)
+    try:
+        made.shell.run("true", timeout=10)  # connected before counting
+        before = len(server.recorded_commands())
+        handle = made.cloud.create_pod(made.request("run-1"))
+        claimed = server.recorded_commands()[before:]
+        assert len(claimed) == 1 and "mkdir" in claimed[0], claimed  # no sftp-server either
+        record = made.root / handle.pod_id / "pod.json"
+        assert record.stat().st_mode & 0o777 == 0o644
+        assert not (made.root / handle.pod_id / ".pod.json.tmp").exists()
+        status = made.cloud.get_pod(handle.pod_id)
+        assert (status.name, status.gpu_id, status.datacenter_id) == ("run-1", "A100", "LAB")
+    finally:
+        made.shell.close()

@@ -56,12 +56,15 @@ def detached_status_command(*, pid_path: str, status_path: str) -> str:
 def kill_groups_function(*, grace: float) -> str:
     """Shell functions defining `kill_groups PGID...`: SIGTERM each process group, SIGKILL what
     is left after `grace` seconds. A zombie does not count as alive: a detached job's leader is
-    reparented to the host's init, which may never reap it (containers)."""
+    reparented to the host's init, which may never reap it (containers). A group no signal
+    reaches (`kill -0` fails: the usual case, the job already ended) is dead without reading
+    every process's /proc/N/stat."""
     steps = max(1, round(grace / 0.05))
     return (
-        'group_alive() { g=$1; if [ ! -d /proc/self ]; then kill -0 -- "-$g" 2>/dev/null; '
-        'return; fi; for s in /proc/[0-9]*/stat; do read -r line < "$s" 2>/dev/null '
-        '|| continue; set -- ${line##*) }; [ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
+        'group_alive() { g=$1; kill -0 -- "-$g" 2>/dev/null || return 1; '
+        '[ -d /proc/self ] || return 0; for s in /proc/[0-9]*/stat; do '
+        'read -r line < "$s" 2>/dev/null || continue; set -- ${line##*) }; '
+        '[ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
         "done; return 1; }; "
         'kill_groups() { [ $# -eq 0 ] && return 0; for g in "$@"; do kill -TERM -- "-$g" '
         "2>/dev/null; done; i=0; while [ $i -lt "

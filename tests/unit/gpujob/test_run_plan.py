@@ -27,6 +27,7 @@ from pegboard.domain.gpujob.records import (
 from pegboard.domain.gpujob.remote_commands import (
     detach_command,
     detached_status_command,
+    kill_groups_function,
     parse_detached_status,
 )
 from pegboard.domain.gpujob.spec import LifecycleAction
@@ -278,3 +279,15 @@ def test_detach_snippet_records_pid_and_status_for_any_path(tmp_path: Path) -> N
             break
     assert status.exit_code == 5 and Path(paths["log"]).read_text() == "hi\n"
     assert int(Path(paths["pid"]).read_text()) == pid
+
+
+def test_group_alive_answers_for_live_ended_and_zombie_groups() -> None:
+    # `kill -0` first: a group with no process is dead without scanning /proc. After
+    # kill_groups the unreaped `sleep` is a zombie: kill -0 still reaches it, the scan says dead.
+    script = kill_groups_function(grace=0.1) + (
+        "setsid sleep 30 & live=$!; sleep 0.2; "
+        'group_alive "$live"; a=$?; group_alive 2147483646; b=$?; '
+        'kill_groups "$live"; group_alive "$live"; c=$?; echo "$a $b $c"'
+    )
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["0", "1", "1"], done.stderr

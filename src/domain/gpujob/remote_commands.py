@@ -62,7 +62,7 @@ def kill_groups_function(*, grace: float) -> str:
     steps = max(1, round(grace / 0.05))
     return (
         'group_alive() { g=$1; kill -0 -- "-$g" 2>/dev/null || return 1; '
-        '[ -d /proc/self ] || return 0; for s in /proc/[0-9]*/stat; do '
+        "[ -d /proc/self ] || return 0; for s in /proc/[0-9]*/stat; do "
         'read -r line < "$s" 2>/dev/null || continue; set -- ${line##*) }; '
         '[ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
         "done; return 1; }; "

@@ -17,7 +17,6 @@ import socket
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -299,51 +298,17 @@ def load_paramiko() -> None:
     """Import paramiko without `invoke`, which its `config` module imports only to run the
     `Match exec` lines of ssh config files; pegboard never reads one (rsync's ssh runs with
     `-F /dev/null`). Saves ~20 ms of every run. Hidden for this import only: a program that
-    imports invoke later gets it as usual.
-
-    paramiko's `__init__` also asks importlib.metadata for its own version, which imports
-    importlib.metadata and the email parser (~10 ms); for that import it gets a stand-in that
-    answers from the `paramiko-VERSION.dist-info` directory next to the package (what
-    importlib.metadata reads too). Without exactly one such directory the real module is used."""
+    imports invoke later gets it as usual."""
     if "paramiko" in sys.modules:
         return
-    stand_ins: dict[str, types.ModuleType | None] = {}
-    if "invoke" not in sys.modules:
-        stand_ins["invoke"] = None  # `import invoke` -> ImportError
-    version = _installed_version("paramiko")
-    if version is not None and "importlib.metadata" not in sys.modules:
-        stand_ins["importlib.metadata"] = _metadata_stand_in("paramiko", version)
-    sys.modules.update(stand_ins)  # type: ignore[arg-type]  # None: the import fails
+    hidden = "invoke" not in sys.modules
+    if hidden:
+        sys.modules["invoke"] = None  # type: ignore[assignment]  # `import invoke` -> ImportError
     try:
         import paramiko  # noqa: F401
     finally:
-        for name, stand_in in stand_ins.items():
-            if name in sys.modules and sys.modules[name] is stand_in:
-                del sys.modules[name]
-
-
-def _installed_version(distribution: str) -> str | None:
-    """The version in the name of the one `NAME-VERSION.dist-info` beside the package."""
-    for entry in sys.path:
-        base = Path(entry or ".")
-        if (base / distribution / "__init__.py").is_file():
-            found = list(base.glob(f"{distribution}-*.dist-info"))
-            if len(found) != 1:
-                return None
-            return found[0].name[len(distribution) + 1 : -len(".dist-info")]
-    return None
-
-
-def _metadata_stand_in(distribution: str, version: str) -> types.ModuleType:
-    module = types.ModuleType("importlib.metadata", "pegboard: stand-in while paramiko loads")
-
-    def answer(name: str) -> str:
-        if name != distribution:
-            raise LookupError(f"stand-in importlib.metadata knows only {distribution}")
-        return version
-
-    module.version = answer  # type: ignore[attr-defined]
-    return module
+        if hidden and sys.modules.get("invoke", sys) is None:
+            del sys.modules["invoke"]
 
 
 def key_types_mismatch(exc: BaseException) -> bool:

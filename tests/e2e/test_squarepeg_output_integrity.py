@@ -74,8 +74,13 @@ def run(env: dict[str, str], *argv: str, **kwargs: object) -> subprocess.Complet
 def test_a_cap_that_still_lets_reads_progress_loses_nothing(
     sandbox: KubernetesSandbox, env: dict[str, str]
 ) -> None:
-    sandbox.faults.log_response_cap = 100  # ~2.5 records a response: cut inside a timestamp
-    result = run(env, "alpine", "sh", "-c", LINES)
+    # A re-read starts at the whole second of the last record written (the apiserver drops
+    # sinceTime's fraction): a read progresses when it holds more than one second's records.
+    # At most two records a second here, so three records (52 bytes each) and a cut inside the
+    # fourth's timestamp.
+    sandbox.faults.log_response_cap = 3 * 52 + 4
+    spread = "for i in 1 2 3 4 5 6; do echo line-$i-of-the-output; sleep 0.5; done"
+    result = run(env, "alpine", "sh", "-c", spread)
     assert result.returncode == 0, result.stderr
     assert result.stdout == EXPECTED
     assert mine(sandbox, env) == []

@@ -917,7 +917,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             )
         since_ns: int | None = None
         if since_time:
-            since_ns = parse_since_time(since_time)
+            # The apiserver passes sinceTime on to the kubelet formatted as RFC 3339 without
+            # fractions (LogLocation), so a real cluster replays from the start of the second.
+            since_ns = parse_since_time(since_time) // 1_000_000_000 * 1_000_000_000
         elif since_seconds is not None:
             if since_seconds < 1:
                 raise StatusError(

@@ -26,7 +26,7 @@ from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, LogStream, LogStreamDropped, ResourceKind
 from pegboard.domain.retry import Backoff, RetryBudget
-from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
+from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder, WrittenTail
 
 logger = logging.getLogger(__name__)
 
@@ -229,9 +229,9 @@ class LogPump:
         self._longest = max(self._longest, len(tail))
         if written.last_ended or len(tail) < self._longest or written.tail_lines() == 1:
             return None  # whole: shorter than a response, or its last newline ends the log
-        return self._confirm_last_record(tail)
+        return self._confirm_last_record(written, tail)
 
-    def _confirm_last_record(self, tail: bytes) -> str | None:
+    def _confirm_last_record(self, written: WrittenTail, tail: bytes) -> str | None:
         """The `tailLines` read ends inside its last record and is as long as the longest
         response: the cap may have cut it right where it cut the written output (both reads
         start at the same record when `sinceTime` was rounded down to the second). The log's
@@ -244,7 +244,7 @@ class LogPump:
             return reason
         if len(last) >= self._longest:
             return "the log's last record is as long as every response: it may be cut short"
-        if tail[tail.rfind(b"\n") + 1 :] != last:
+        if written.last_record(tail) != last:
             return CUT_SHORT
         return None
 

@@ -68,6 +68,7 @@ class WrittenTail:
     last_length: int  # content bytes written of the last record
     last_ended: bool  # it ended (newline, or the runtime's record size)
     earlier: bool  # a record with an earlier time was written before them
+    partial_record_bytes: int = PARTIAL_RECORD_BYTES  # the runtime's record size
 
     def tail_lines(self) -> int:
         """How many records to ask `tailLines` for: those at the last time, and one before."""
@@ -81,23 +82,43 @@ class WrittenTail:
         ended = tail.endswith(b"\n")
         if ended != self.last_ended:
             return False  # also a record ended by the runtime's size limit: not told, so failed
-        records = (tail[:-1] if ended else tail).split(b"\n")
-        if len(records) != self.tail_lines():
+        records = self.records(tail)
+        if records is None or len(records) != self.tail_lines():
             return False
-        ends: list[int] = []
-        for index, record in enumerate(records):
-            match = _PREFIX.match(record)
-            nanos = _nanos(match.group()[:-1]) if match is not None else None
-            if match is None or nanos is None:
-                return False
+        for index, (nanos, _, _) in enumerate(records):
             if self.earlier and index == 0:
                 if nanos >= self.nanos:
                     return False
             elif nanos != self.nanos:
                 return False
-            ends.append(match.end())
-        content = len(records[-1]) - ends[-1] + (1 if ended else 0)
-        return content == self.last_length
+        _, content, end = records[-1]
+        return end - content == self.last_length
+
+    def records(self, tail: bytes) -> list[tuple[int, int, int]] | None:
+        """(time, content start, end) of every timed record in `tail`, split as the runtime
+        splits them: at a newline, or after a full record of a longer line (a partial record,
+        with its own timestamp: `tailLines` counts it as a line). None when one has no time."""
+        found: list[tuple[int, int, int]] = []
+        pos, size = 0, len(tail)
+        while pos < size:
+            match = _PREFIX.match(tail, pos)
+            nanos = _nanos(match.group()[:-1]) if match is not None else None
+            if match is None or nanos is None:
+                return None
+            content = match.end()
+            full_at = content + self.partial_record_bytes
+            newline = tail.find(b"\n", content, min(size, full_at + 1))
+            pos = newline + 1 if newline >= 0 else min(size, full_at)
+            found.append((nanos, content, pos))
+        return found
+
+    def last_record(self, tail: bytes) -> bytes | None:
+        """The last record of `tail` (prefix included), as `records` splits it."""
+        records = self.records(tail)
+        if not records:
+            return None
+        start = records[-2][2] if len(records) > 1 else 0
+        return tail[start : records[-1][2]]
 
 
 class _Mode(enum.Enum):
@@ -168,6 +189,7 @@ class TimestampedLogDecoder:
             last_length=self._open_bytes,
             last_ended=not self._open,
             earlier=self._earlier,
+            partial_record_bytes=self._limit,
         )
 
     def at_written_end(self) -> bool:

@@ -182,3 +182,24 @@ def test_the_written_tail_of_an_unfinished_last_line() -> None:
     assert tail is not None and tail.tail_lines() == 1
     assert tail.matches(STAMP1 + b"no newline")
     assert not tail.matches(STAMP1 + b"no newline, and more\n")
+
+
+def test_the_written_tail_splits_a_long_line_into_the_runtimes_partial_records() -> None:
+    # A line longer than the record size is stored as partial records, each with its own
+    # timestamp, and `tailLines` counts every one: the tail is split the same way.
+    decoder = TimestampedLogDecoder(partial_record_bytes=4)
+    log = STAMP1 + b"a\n" + STAMP2 + b"xxxx" + STAMP2 + b"xxxx" + STAMP2 + b"end\n"
+    assert decoder.feed(log) == b"a\nxxxxxxxxend\n"
+    tail = decoder.written_tail()
+    assert tail is not None and tail.tail_lines() == 4
+    assert tail.matches(log)
+    assert not tail.matches(log[len(STAMP1 + b"a\n") :])  # one record short
+    assert not tail.matches(log[: -len(b"nd\n")])  # cut inside the last record
+    assert not tail.matches(log.replace(b"end\n", b"ends\n"))  # a longer last record
+    assert tail.last_record(log) == STAMP2 + b"end\n"
+    unfinished = TimestampedLogDecoder(partial_record_bytes=4)
+    unfinished.feed(STAMP2 + b"xxxx" + STAMP2 + b"en")
+    written = unfinished.written_tail()
+    assert written is not None and not written.last_ended and written.tail_lines() == 2
+    assert written.matches(STAMP2 + b"xxxx" + STAMP2 + b"en")
+    assert written.last_record(STAMP2 + b"xxxx" + STAMP2 + b"en") == STAMP2 + b"en"

@@ -16,6 +16,7 @@ from pegboard.adapters.fakes.cluster.logs import LogFaults
 from pegboard.domain.errors import NotFound
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE, STDOUT_CLOSED
+from pegboard.domain.squarepeg.log_dedupe import PARTIAL_RECORD_BYTES
 
 OUTPUT = b"".join(b"line %d of the output\n" % i for i in range(1, 6))
 
@@ -302,3 +303,20 @@ def test_a_closed_stderr_loses_messages_not_the_run(cluster: FakeCluster) -> Non
     ui = StatusUI(tag="t", stream=stderr, color=False, environ={})
     ui.step("a line nobody can read")  # no ValueError
     ui.error("nor this one")
+
+
+def test_a_long_last_line_in_partial_records_is_confirmed_as_the_logs_end() -> None:
+    # A line longer than the runtime's record size is kept as partial records, each with its
+    # own timestamp, and `tailLines` counts each as a line. sinceTime rounded down to the second
+    # makes the reads after the exit replay that whole second, as long as the longest response:
+    # the log's tail is read to confirm the end, and its records are split the runtime's way.
+    cluster = FakeCluster(FakeClock(), truncate_since_time=True)
+    part = b"x" * PARTIAL_RECORD_BYTES
+    script = PodScript().running(at=1).log(b"start\n", at=2.05)
+    script = script.log(part, at=2.1, partial=True).log(part, at=2.1, partial=True)
+    script = script.log(b"end\n", at=2.1).drop_log_stream(at=2.2)
+    cluster.script_pod("p", script.exit(0, at=3))
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert "output incomplete" not in result.stderr
+    assert (result.code, result.stdout) == (0, b"start\n" + part * 2 + b"end\n")
+    assert 4 in [r.params.get("tail_lines") for r in cluster.requests]  # the end was checked

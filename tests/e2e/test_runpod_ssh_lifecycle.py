@@ -239,3 +239,20 @@ def test_without_any_ssh_run_ls_stale_lists_nothing_and_cleanup_by_id_is_a_usage
     assert cleanup.returncode == 2
     line = one_failure_line(cleanup.stderr)
     assert "--provider ssh" in line and "ssh.host" in line, line
+
+
+def test_a_fresh_pod_needs_no_ready_probe_its_claim_proved_the_shell(
+    tmp_path: Path, start_sshd: StartSshd, ssh_client_key: SshClientKey
+) -> None:
+    """The claim is a command over the run's one connection: a separate `true` would only cost
+    a round trip (issue 9, the ssh overhead)."""
+    server = start_sshd(record_commands=True)
+    deploy = SshDeploy(tmp_path, server, ssh_client_key)
+    try:
+        manifest = _finished(deploy.start(deploy.config("echo JOB_DONE\n")))
+    finally:
+        deploy.close()
+    assert manifest["outcome"] == "succeeded"
+    commands = server.recorded_commands()
+    assert any("mkdir" in c and "pod.json" in c for c in commands)  # the claim ran
+    assert not [c for c in commands if c.endswith("-c true; exit $?")], commands

@@ -120,6 +120,7 @@ def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
         cloud=provider.cloud,
         open_shell=provider.open_shell,
         open_sync=provider.open_sync,
+        create_proves_shell=True,  # the claim is one command over the run's one connection
         locator={
             "host": target.host,
             "port": target.port,

@@ -55,6 +55,7 @@ def run_on_pod(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
             clock=run.clock,
             timeout_sec=timeout,
             timing=run.deps.timing,
+            probe=not (claim.created and run.backend.create_proves_shell),
         )
     except PodNeverReady:
         record.never_ready = True  # the lifecycle deletes it: nothing is on it

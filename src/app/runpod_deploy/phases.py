@@ -115,8 +115,12 @@ def wait_until_ready(
     clock: Clock,
     timeout_sec: float,
     timing: Timing,
+    probe: bool = True,
 ) -> tuple[PodStatus, RemoteShell]:
     """Poll the pod until ssh is published and a command runs; transient errors are retried.
+
+    `probe=False`: a command already ran over the shell's connection (the ssh provider's
+    claim), so a published pod is ready without running another one.
 
     Logs a heartbeat (status, waited, left) every READY_HEARTBEAT_SEC; raises PodNeverReady
     when `timeout_sec` passes first.
@@ -132,6 +136,8 @@ def wait_until_ready(
             last = status.desired_status
             if status.ready:
                 shell = open_shell(status)
+                if not probe:
+                    return status, shell
                 try:
                     shell.run("true", timeout=timing.shell_probe_timeout_sec)
                     return status, shell
@@ -309,12 +315,17 @@ def monitor(
                 if machine.verdict is not None:
                     break
                 now = clock.monotonic()
+                marker_at = machine.success_seen_at
                 interval = (
                     timing.after_marker_probe_sec
-                    if machine.success_seen_at is not None
+                    if marker_at is not None
                     else timing.probe_interval_sec
                 )
-                if now - last_probe >= interval:
+                # The first probe after the success marker goes at once: waiting for the
+                # interval would also wait for the follow's next heartbeat (~0.1 s).
+                if now - last_probe >= interval or (
+                    marker_at is not None and last_probe < marker_at
+                ):
                     last_probe = now
                     status = shell.detached_status(pid_path=paths.pid, status_path=paths.status)
                     if not status.running:

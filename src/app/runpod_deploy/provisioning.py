@@ -161,7 +161,7 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
         except PortError as exc:
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         else:
-            _adopt(run, claim, handle.pod_id, candidate)
+            _adopt(run, claim, handle.pod_id, candidate, created=True)
             _use_candidate_price(run, progress, candidate)
             return
         following = plan.candidates[index + 1] if index + 1 < len(plan.candidates) else None
@@ -206,10 +206,16 @@ def _recover_after_bad_create(
 
 
 def _adopt(
-    run: RunContext, claim: PodClaim, pod_id: str, candidate: Candidate, *, resumed: bool = False
+    run: RunContext,
+    claim: PodClaim,
+    pod_id: str,
+    candidate: Candidate,
+    *,
+    resumed: bool = False,
+    created: bool = False,
 ) -> None:
     run.kill_point("after-create")
-    claim.adopt(pod_id, candidate, resumed=resumed)
+    claim.adopt(pod_id, candidate, resumed=resumed, created=created)
     write_pointer(run, claim, "CREATED")
     run.kill_point("after-pointer")
     run.recorder.event(

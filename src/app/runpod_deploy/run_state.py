@@ -199,11 +199,15 @@ class PodClaim:
     pod_id: str | None = None
     candidate: Candidate | None = None
     resumed: bool = False
+    created: bool = False  # this run's create call made it and said so (not recovered after)
 
-    def adopt(self, pod_id: str, candidate: Candidate, *, resumed: bool = False) -> None:
+    def adopt(
+        self, pod_id: str, candidate: Candidate, *, resumed: bool = False, created: bool = False
+    ) -> None:
         self.pod_id = pod_id
         self.candidate = candidate
         self.resumed = resumed
+        self.created = created
 
 
 @attrs.frozen

@@ -11,7 +11,6 @@ Kept resources (`--keep`) are left alone and counted in one line naming the way 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -116,31 +115,23 @@ def execute_clean(
     no_default_config: bool = False,
     profile: str | None = None,
 ) -> int:
-    from pegboard.app.squarepeg.config_loading import load_config
-    from pegboard.app.squarepeg.status import StatusUI, write_stdout_text
+    from pegboard.app.squarepeg.cluster_session import open_cluster_session
+    from pegboard.app.squarepeg.status import write_stdout_text
     from pegboard.app.squarepeg.sweep import delete_orphans, find_orphans
 
     if min_age is not None and min_age < 0:
         raise UsageError(f"--min-age {min_age}: must be 0 or more seconds")
-    config = load_config(
+    config, ui, cluster, ns = open_cluster_session(
+        seams,
+        ports,
+        namespace=namespace,
+        context=context,
+        quiet=quiet,
+        no_color=no_color,
         config_paths=config_paths,
         no_default_config=no_default_config,
         profile=profile,
-        environ=seams.environ,
-        home=seams.home,
-        read_document=seams.read_document,
     )
-    ui = StatusUI(
-        tag=secrets.token_hex(4),
-        stream=seams.stderr,
-        quiet=quiet or config.quiet,
-        color=False if no_color else None,
-        environ=seams.environ,
-    )
-    cluster = ports.open_cluster(context=context, lenient_tls=config.lenient_tls)
-    target = cluster.target()
-    ns = namespace or config.namespace or target.namespace or "default"
-    ui.banner(target.context, ns)
     created_by = sanitize_label_value(seams.user_name)
     age = config.orphan_sweep_min_age if min_age is None else min_age
     try:

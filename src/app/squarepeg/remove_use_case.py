@@ -9,7 +9,6 @@ after the others were deleted.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,28 +38,19 @@ def execute_remove(
     no_default_config: bool = False,
     profile: str | None = None,
 ) -> int:
-    from pegboard.app.squarepeg.config_loading import load_config
-    from pegboard.app.squarepeg.status import StatusUI
+    from pegboard.app.squarepeg.cluster_session import open_cluster_session
 
-    config = load_config(
+    _, ui, cluster, ns = open_cluster_session(
+        seams,
+        ports,
+        namespace=namespace,
+        context=context,
+        quiet=quiet,
+        no_color=no_color,
         config_paths=config_paths,
         no_default_config=no_default_config,
         profile=profile,
-        environ=seams.environ,
-        home=seams.home,
-        read_document=seams.read_document,
     )
-    ui = StatusUI(
-        tag=secrets.token_hex(4),
-        stream=seams.stderr,
-        quiet=quiet or config.quiet,
-        color=False if no_color else None,
-        environ=seams.environ,
-    )
-    cluster = ports.open_cluster(context=context, lenient_tls=config.lenient_tls)
-    target = cluster.target()
-    ns = namespace or config.namespace or target.namespace or "default"
-    ui.banner(target.context, ns)
 
     found: list[tuple[ResourceKind, str]] = []
     problems: list[str] = []

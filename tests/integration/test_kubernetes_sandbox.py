@@ -316,6 +316,19 @@ def test_lifecycle_events_are_recorded(sandbox: KubernetesSandbox, core: Any) ->
     assert [(e.reason, e.message) for e in warnings] == [("FailedMount", "volume x not found")]
 
 
+def test_one_objects_events_are_listed_in_the_order_they_happened(
+    sandbox: KubernetesSandbox, core: Any
+) -> None:
+    # A real apiserver returns a LIST in etcd key order, and client-go names each event
+    # `<object>.<hex UnixNano>`: so one object's events come back oldest first, every time.
+    for index in range(40):
+        sandbox.add_event("default", "chatty", "BackOff", f"attempt {index}")
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=chatty")
+    assert [e.message for e in events.items] == [f"attempt {index}" for index in range(40)]
+    names = [e.metadata.name for e in events.items]
+    assert names == sorted(names) and all(re.fullmatch(r"chatty\.[0-9a-f]{16}", n) for n in names)
+
+
 # -- logs ------------------------------------------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import Message, Msg, PodWatcher
-from .run_cleanup import RemovalProgress, delete_or_keep, sweep_if_enabled
+from .run_cleanup import Removal, RemovalProgress, delete_or_keep, sweep_if_enabled
 from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
 from .seams import ClusterPorts, Seams
@@ -118,6 +118,7 @@ class RunLifecycle:
             on_found=lambda pod: self.ui.step(f"job {self.name} created pod {pod}"),
         )
         self._job_uid: str | None = None
+        self._heartbeat: RunnerHeartbeat | None = None  # once created
         self._current: PodAttempt | None = None  # the pod followed now
         self._attempt = 1  # Job mode follows each retry: 1-based
 
@@ -198,7 +199,7 @@ class RunLifecycle:
         else:
             self._pod.name = self.name
             self._pod.uid = meta.get("uid")
-        RunnerHeartbeat(
+        self._heartbeat = RunnerHeartbeat(
             self.cluster,
             self.clock,
             kind=self.kind,
@@ -206,7 +207,8 @@ class RunLifecycle:
             namespace=self.namespace,
             stop=self._stop_background,
             notice=self.ui.detail,
-        ).start()
+        )
+        self._heartbeat.start()
         return None  # an interrupt during create is noticed at once by the wait
 
     # -- following the pod, and the Job's retries --------------------------------------------------
@@ -330,6 +332,9 @@ class RunLifecycle:
             pod_name=self._pod.name,
             progress=self._removal,
         )
+        if self._heartbeat is not None and self._removal.state in (Removal.KEPT, Removal.FAILED):
+            # Still there, and read no more: `squarepeg clean --include-kept` may take it now.
+            self._heartbeat.release()
 
     def _sweep(self) -> None:
         sweep_if_enabled(self.cluster, self.clock, self.ui, self.resolved, namespace=self.namespace)

@@ -1,8 +1,9 @@
 """Keep the run's own Pod or Job marked as held by a live runner, so no sweep deletes it.
 
 The create request carries the first `squarepeg.io/runner-alive-until` annotation; a daemon
-thread renews it (one merge PATCH) every RENEW_EVERY_SECONDS, until the run stops it. SIGKILL stops it too:
-then the promise simply runs out (see pegboard.domain.squarepeg.runner_heartbeat).
+thread renews it (one merge PATCH) every RENEW_EVERY_SECONDS, until the run stops it. A run that
+leaves its resource behind (kept, or its delete failed) releases the hold as it ends. SIGKILL stops
+the renewals too: then the promise simply runs out (see pegboard.domain.squarepeg.runner_heartbeat).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pegboard.domain.squarepeg.runner_heartbeat import (
     HOLD_SECONDS,
     RENEW_EVERY_SECONDS,
     heartbeat_patch,
+    release_patch,
 )
 
 logger = logging.getLogger(__name__)
@@ -50,9 +52,34 @@ class RunnerHeartbeat:
         self.hold_seconds = hold_seconds
         self.beats = 0
         self._told = False
+        # Held across a renewal and the release: no renewal lands after the release.
+        self._lock = threading.Lock()
+        self._released = False
 
     def beat(self) -> bool:
-        """Renew once; False when there is nothing left to hold (gone) or no right to (403)."""
+        """Renew once; False when there is nothing left to hold (gone, released) or no right to
+        (403)."""
+        with self._lock:
+            if self._released:
+                return False
+            return self._renew()
+
+    def release(self) -> bool:
+        """The runner will read its resource no more: remove the hold, so a sweep or `squarepeg
+        clean` may take it now rather than when the promise runs out. False when the PATCH failed
+        (then the promise runs out by itself, HOLD_SECONDS at most)."""
+        with self._lock:
+            self._released = True
+            try:
+                self.cluster.patch(self.kind, self.name, release_patch(), namespace=self.namespace)
+            except NotFound:
+                return True  # gone: nothing held
+            except (PortError, OSError) as exc:
+                logger.debug("releasing the runner hold on %s failed: %s", self.name, exc)
+                return False
+            return True
+
+    def _renew(self) -> bool:
         patch = heartbeat_patch(self.clock.now(), self.hold_seconds)
         try:
             self.cluster.patch(self.kind, self.name, patch, namespace=self.namespace)

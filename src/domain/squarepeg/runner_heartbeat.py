@@ -9,6 +9,8 @@ merge PATCH, each time promising HOLD_SECONDS more. The sweep
 skips a resource whose promise has not run out yet:
 
 - a live runner, however slow its reader, keeps renewing, so its resource is never swept;
+- a runner that ends while its resource stays (`--keep`, a failed delete) removes the promise
+  as its last request, so `squarepeg clean --include-kept` can remove it at once;
 - a runner killed with SIGKILL stops renewing, so its resource becomes an ordinary orphan
   HOLD_SECONDS later at most (then the usual minimum age applies).
 
@@ -51,6 +53,12 @@ def with_runner_hold(
 def heartbeat_patch(now: float, hold_seconds: float = HOLD_SECONDS) -> dict[str, Any]:
     """A JSON merge patch that renews the runner's promise on its Pod or Job."""
     return {"metadata": {"annotations": {RUNNER_ALIVE_UNTIL: alive_until_value(now, hold_seconds)}}}
+
+
+def release_patch() -> dict[str, Any]:
+    """A JSON merge patch that removes the promise (RFC 7386: a null member is deleted): what a
+    runner sends once it will read its resource no more (kept, or its delete failed)."""
+    return {"metadata": {"annotations": {RUNNER_ALIVE_UNTIL: None}}}
 
 
 def runner_alive_until(obj: Mapping[str, Any]) -> float | None:

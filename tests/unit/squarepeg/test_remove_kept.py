@@ -192,3 +192,35 @@ def test_the_keep_hint_names_squarepeg_rm(cluster: FakeCluster) -> None:
     cluster.script_pod("p", PodScript.completes())
     result = run_on_fake(resolved_run("p", keep=True), cluster)
     assert "squarepeg rm p -n default" in result.stderr
+
+
+def test_clean_include_kept_takes_a_kept_pod_right_after_its_run(
+    cluster: FakeCluster, container: Setup
+) -> None:
+    # The finished runner reads its pod no more: it releases its hold as it ends, so the next
+    # command can remove the pod at once, not HOLD_SECONDS later.
+    from helpers.squarepeg_runs import run_on_fake
+    from pegboard.domain.squarepeg.runner_heartbeat import held_by_live_runner, runner_alive_until
+
+    cluster.script_pod("kept-now", PodScript.completes())
+    assert run_on_fake(resolved_run("kept-now", keep=True), cluster).code == 0
+    pod = cluster.pod("kept-now")
+    assert runner_alive_until(pod) is None
+    assert not held_by_live_runner(pod, now=cluster.clock.now())
+    c, _, err = container
+    code = execute_clean(
+        c.seams(), c.cluster_ports(), no_default_config=True, include_kept=True, yes=True, min_age=0
+    )
+    assert code == 0 and deleted(cluster) == {"kept-now"}, err.getvalue()
+
+
+def test_a_pod_whose_delete_failed_is_released_too(cluster: FakeCluster) -> None:
+    from helpers.squarepeg_runs import run_on_fake
+    from pegboard.domain.errors import Transient
+    from pegboard.domain.squarepeg.runner_heartbeat import runner_alive_until
+
+    cluster.script_pod("stuck", PodScript.completes())
+    cluster.fail_next("delete", Transient("etcd leader changed"))
+    result = run_on_fake(resolved_run("stuck"), cluster)
+    assert result.code == 0 and "kubectl delete pod stuck" in result.stderr
+    assert runner_alive_until(cluster.pod("stuck")) is None  # an ordinary orphan now

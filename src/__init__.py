@@ -1,3 +1,3 @@
 """pegboard: run a command on remote compute as if it were local."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

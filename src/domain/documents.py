@@ -11,6 +11,12 @@ from typing import Any
 
 import attrs
 
+__all__ = [
+    "KeyPath",
+    "SourceDocument",
+    "format_key_path",
+]
+
 KeyPath = tuple[str | int, ...]
 """A path into a document: mapping keys as strings, list indices as ints."""
 

@@ -4,6 +4,25 @@ from __future__ import annotations
 
 import attrs
 
+__all__ = [
+    "ConfigError",
+    "ConfigProblem",
+    "Conflict",
+    "Forbidden",
+    "Interrupted",
+    "Invalid",
+    "NotFound",
+    "PegboardError",
+    "PortError",
+    "RunnerError",
+    "Transient",
+    "Unauthorized",
+    "Unreachable",
+    "UsageError",
+    "error_kind",
+    "port_error_class",
+]
+
 
 class PegboardError(Exception):
     """Base of every error pegboard raises on purpose; its message is one line for the user."""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import threading
 
+__all__ = [
+    "FakeClock",
+]
+
 
 class FakeClock:
     """A Clock whose time only moves when told to (or when something sleeps on it)."""

@@ -15,6 +15,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, Protocol, TypeVar
 
+__all__ = [
+    "FailsOnDemand",
+    "FakeCall",
+    "InjectedFailures",
+]
+
 
 class _Call(Protocol):
     @property

@@ -20,6 +20,11 @@ from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.file_sync import TransferResult
 from pegboard.domain.sync_rules import ExcludeMatcher
 
+__all__ = [
+    "FakeFileSync",
+    "Transfer",
+]
+
 
 @dataclass(frozen=True)
 class Transfer:

@@ -38,6 +38,12 @@ from pegboard.domain.ports.gpu_cloud import (
     SshEndpoint,
 )
 
+__all__ = [
+    "OPERATIONS",
+    "FakeGpuCloud",
+    "FakePod",
+]
+
 # The GpuCloud port's methods, the operations fail_next knows.
 OPERATIONS = frozenset(
     {

@@ -30,6 +30,16 @@ from pegboard.domain.ports.remote_shell import (
     OutputCallback,
 )
 
+__all__ = [
+    "SHELL_OPERATIONS",
+    "SYNC_OPERATIONS",
+    "CommandRule",
+    "FakeFile",
+    "FakeHost",
+    "FakeJob",
+    "FakeShell",
+]
+
 # The operations fail_next knows: the RemoteShell methods, `follow_next` (the next chunk of a
 # follow that is already open), and the FileSync methods FakeFileSync runs on this host.
 SHELL_OPERATIONS = frozenset(

@@ -6,8 +6,11 @@ give it, and the `-e` log. With `record_commands=True` a ForceCommand wrapper ap
 command a client asks for (SSH_ORIGINAL_COMMAND) to `commands_log_path` before running it, so a
 test can prove what crossed the wire (no secrets on command lines, how many exec requests).
 
-Recipe, gotchas and figures: ../shared/reference/test-infrastructure.md §1 (absolute sshd path,
-/run/sshd as root, StrictModes no for keys under /tmp, keys never 0644).
+What OpenSSH insists on (each one was hit here; sshd(8), sshd_config(5) of OpenSSH 9):
+/usr/sbin/sshd by its absolute path ("sshd re-exec requires execution with an absolute path");
+/run/sshd must exist when it runs as root (its privilege separation directory); `StrictModes no`,
+since the world-writable /tmp above authorized_keys otherwise fails sshd's ownership check; and
+host keys generated at start, never committed (a 0644 private key is ignored as "UNPROTECTED").
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pegboard.domain.errors import PegboardError
+from pegboard.domain.errors import PegboardError, UsageError
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.records import DeployMetadata
 
@@ -161,6 +161,8 @@ def _execute(run: RunContext) -> RunResult:
     except PhaseFailed as exc:
         if exc.exit_code is not None:
             record.remote_exit_code = exc.exit_code
+        progress.fail(str(exc))
+    except UsageError as exc:  # a one-line message for the user (a missing extra, a bad flag)
         progress.fail(str(exc))
     except (PegboardError, OSError) as exc:
         progress.fail(f"{type(exc).__name__}: {exc}")

@@ -14,6 +14,13 @@ from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.spec import BudgetSpec, JobSpec
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER, number_problem
 
+__all__ = [
+    "BudgetEstimate",
+    "apply_budget_overrides",
+    "check_budget",
+    "estimate_budget",
+]
+
 
 @attrs.frozen
 class BudgetEstimate:

@@ -21,6 +21,19 @@ from pegboard.domain.ports.gpu_cloud import (
     PodStatus,
 )
 
+__all__ = [
+    "AVAILABLE_STOCK",
+    "Candidate",
+    "CandidatePlan",
+    "ResumeDecision",
+    "Skipped",
+    "decide_resume",
+    "offline_candidate",
+    "override_candidate",
+    "plan_candidates",
+    "pod_request",
+]
+
 AVAILABLE_STOCK = frozenset({"high", "medium", "low"})
 
 

@@ -24,6 +24,41 @@ from typing import NewType
 
 import attrs
 
+__all__ = [
+    "DEFAULT_FAILURE_MARKERS",
+    "DEFAULT_STAGING_EXCLUDES",
+    "SCHEMA_VERSION",
+    "AbsoluteOrTemplatePath",
+    "ArtifactSpec",
+    "BudgetSpec",
+    "CloudType",
+    "CommandSpec",
+    "Identifier",
+    "JobSpec",
+    "LifecycleAction",
+    "LifecycleSpec",
+    "LocalSpec",
+    "NonBlankStr",
+    "NonEmptyStr",
+    "OctalMode",
+    "PodSpec",
+    "PortSpec",
+    "PositiveFloat",
+    "PositiveInt",
+    "Provider",
+    "PythonVersion",
+    "RemoteEnvSpec",
+    "RunSpec",
+    "SampleInterval",
+    "SecretSpec",
+    "SshSpec",
+    "StagingSpec",
+    "StorageMode",
+    "StorageSpec",
+    "TelemetrySpec",
+    "secret_env_keys",
+]
+
 SCHEMA_VERSION = 2
 
 # Constrained scalars: plain ints/strs to mypy, checked by hooks in spec_validation.

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+__all__ = [
+    "Clock",
+]
+
 
 @runtime_checkable
 class Clock(Protocol):

@@ -17,6 +17,17 @@ import attrs
 
 from pegboard.domain.errors import Transient
 
+__all__ = [
+    "Cluster",
+    "ClusterTarget",
+    "JsonObject",
+    "ListPage",
+    "LogStream",
+    "LogStreamDropped",
+    "ResourceKind",
+    "WatchEvent",
+]
+
 JsonObject = dict[str, Any]
 
 

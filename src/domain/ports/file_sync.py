@@ -14,6 +14,11 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+__all__ = [
+    "FileSync",
+    "TransferResult",
+]
+
 
 @attrs.frozen
 class TransferResult:

@@ -16,6 +16,24 @@ import attrs
 
 from pegboard.domain.errors import PortError, Transient
 
+__all__ = [
+    "POD_EXITED",
+    "POD_RUNNING",
+    "POD_STARTING",
+    "POD_TERMINATED",
+    "STOCK_NONE",
+    "AmbiguousVolume",
+    "CreateOutcomeUnknown",
+    "GpuCloud",
+    "GpuStock",
+    "NetworkVolume",
+    "NoCapacity",
+    "PodHandle",
+    "PodRequest",
+    "PodStatus",
+    "SshEndpoint",
+]
+
 # desired_status values every adapter reports (RunPod's own vocabulary).
 POD_RUNNING = "RUNNING"
 POD_EXITED = "EXITED"  # stopped: compute released, disk kept

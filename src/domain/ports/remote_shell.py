@@ -16,6 +16,16 @@ import attrs
 
 from pegboard.domain.errors import PortError
 
+__all__ = [
+    "ByteStream",
+    "CommandResult",
+    "CommandTimedOut",
+    "DetachedStatus",
+    "HostKeyRejected",
+    "OutputCallback",
+    "RemoteShell",
+]
+
 OutputCallback = Callable[[bytes], None]
 
 

@@ -16,6 +16,16 @@ from collections.abc import Iterable
 from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.request import RunRequest
 
+__all__ = [
+    "ClaimPath",
+    "Segment",
+    "always_claimed",
+    "as_strings",
+    "claims_for",
+    "named",
+    "path_string",
+]
+
 Segment = str
 ClaimPath = tuple[Segment, ...]
 

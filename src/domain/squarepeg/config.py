@@ -17,6 +17,23 @@ import attrs
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg.merge import copy_tree
 
+__all__ = [
+    "DEFAULT_GPU_RESOURCE",
+    "DEFAULT_GPU_RUNTIME_CLASS",
+    "DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS",
+    "DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "NAMESPACE_PATTERN",
+    "Defaults",
+    "ImagePullPolicy",
+    "JobPassthrough",
+    "KubernetesPassthrough",
+    "ProfileConfig",
+    "RunMode",
+    "SquarepegConfig",
+    "VolumeConfig",
+]
+
 NAMESPACE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_GPU_RUNTIME_CLASS = "nvidia"

@@ -7,6 +7,23 @@ from collections.abc import Iterable
 
 from pegboard.domain.errors import UsageError
 
+__all__ = [
+    "CREATED_BY",
+    "KEEP",
+    "KEEP_VALUE",
+    "MANAGED_BY",
+    "MANAGED_BY_VALUE",
+    "MAX_VALUE_LENGTH",
+    "OWN_LABEL_KEYS",
+    "RUNNER_ALIVE_UNTIL",
+    "RUN_ID",
+    "is_label_key",
+    "is_label_value",
+    "own_labels",
+    "parse_user_labels",
+    "sanitize_label_value",
+]
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 RUN_ID = "squarepeg.io/run-id"
 CREATED_BY = "squarepeg.io/created-by"

@@ -28,6 +28,15 @@ from pegboard.domain.squarepeg.config_validation import validate_document
 from pegboard.domain.squarepeg.interpolation import interpolate_document
 from pegboard.domain.squarepeg.merge import copy_tree, deep_merge
 
+__all__ = [
+    "BUILT_IN_SOURCE",
+    "MERGED_SOURCE",
+    "MergedConfig",
+    "built_in_defaults",
+    "config_from_layers",
+    "merge_layers",
+]
+
 BUILT_IN_SOURCE = "<built-in defaults>"
 MERGED_SOURCE = "<merged config>"
 # Sections that may be left empty (null) in a file: they then add nothing, as in 0.4.1.

@@ -27,6 +27,13 @@ from typing import Any
 
 from pegboard.domain.errors import ConfigError, ConfigProblem
 
+__all__ = [
+    "copy_tree",
+    "deep_merge",
+    "is_named_list",
+    "item_path",
+]
+
 
 def deep_merge(
     base: Mapping[str, Any],

@@ -6,6 +6,16 @@ import re
 
 from pegboard.domain.errors import UsageError
 
+__all__ = [
+    "MAX_LABEL_LENGTH",
+    "MAX_SLUG_LENGTH",
+    "NAME_PREFIX",
+    "generate_name",
+    "image_slug",
+    "is_rfc1123_label",
+    "validate_name",
+]
+
 MAX_LABEL_LENGTH = 63
 MAX_SLUG_LENGTH = 46  # "squarepeg-" + 46 + "-" + 6 hex = 63
 NAME_PREFIX = "squarepeg"

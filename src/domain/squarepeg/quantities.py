@@ -11,6 +11,18 @@ from decimal import ROUND_CEILING, Decimal, InvalidOperation, localcontext
 
 from pegboard.domain.errors import UsageError
 
+__all__ = [
+    "MAX_QUANTITY",
+    "bytes_to_k8s_memory",
+    "docker_cpus_to_k8s",
+    "docker_gpus_to_count",
+    "docker_memory_to_bytes",
+    "docker_memory_to_k8s",
+    "k8s_cpu_quantity",
+    "k8s_memory_quantity",
+    "parse_k8s_quantity",
+]
+
 _BINARY_UNITS = (("Ei", 1024**6), ("Pi", 1024**5), ("Ti", 1024**4), ("Gi", 1024**3),
                  ("Mi", 1024**2), ("Ki", 1024))  # fmt: skip
 # docker (go-units RAMInBytes): a number, an optional space, k/m/g/t/p, optional i, optional b.

@@ -36,6 +36,14 @@ from pegboard.domain.squarepeg.request import RunRequest
 from pegboard.domain.squarepeg.resolved_run import OutputSettings, ResolvedRun, SweepSettings
 from pegboard.domain.squarepeg.volumes import plan_volumes
 
+__all__ = [
+    "DEFAULT_CONTAINER_NAME",
+    "PULL_POLICIES",
+    "ConfigInput",
+    "render_manifest",
+    "resolve_run",
+]
+
 DEFAULT_CONTAINER_NAME = "main"
 PULL_POLICIES = {"always": "Always", "missing": "IfNotPresent", "never": "Never"}
 T = TypeVar("T")
@@ -214,7 +222,7 @@ def _namespace(request: RunRequest, config: SquarepegConfig) -> str | None:
 
 def resolve_run(
     request: RunRequest,
-    config_or_layers: ConfigInput,
+    config_or_layers: ConfigInput = (),
     *,
     environ: Mapping[str, str],
     user: str,

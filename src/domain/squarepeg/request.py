@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import attrs
 
+__all__ = [
+    "EnvFile",
+    "RunRequest",
+]
+
 
 @attrs.frozen
 class EnvFile:

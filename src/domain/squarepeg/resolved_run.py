@@ -12,6 +12,12 @@ import attrs
 
 from pegboard.domain.ports.cluster import ResourceKind
 
+__all__ = [
+    "OutputSettings",
+    "ResolvedRun",
+    "SweepSettings",
+]
+
 
 @attrs.frozen
 class OutputSettings:

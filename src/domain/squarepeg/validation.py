@@ -16,6 +16,14 @@ from pegboard.domain.squarepeg.config import ImagePullPolicy
 from pegboard.domain.squarepeg.naming import is_rfc1123_label
 from pegboard.domain.squarepeg.quantities import parse_k8s_quantity
 
+__all__ = [
+    "PULL_POLICIES",
+    "RESTART_POLICIES",
+    "check_manifest",
+    "manifest_problems",
+    "pod_spec_of",
+]
+
 RESTART_POLICIES = frozenset({"Never"})
 PULL_POLICIES = frozenset(p.value for p in ImagePullPolicy)
 

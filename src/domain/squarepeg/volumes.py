@@ -27,6 +27,13 @@ from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.squarepeg.config import VolumeConfig
 from pegboard.domain.squarepeg.quantities import bytes_to_k8s_memory, docker_memory_to_bytes
 
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "VolumePlan",
+    "plan_volumes",
+    "sanitize_volume_name",
+]
+
 MAX_NAME_LENGTH = 63
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 _VOLUME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -346,3 +346,16 @@ def test_a_pod_deleted_under_the_monitor_is_recorded_as_pod_killed_unexpected(
     killed = [e for e in h.events(result) if e["event"] == "pod_killed_unexpected"]
     assert len(killed) == 1 and killed[0]["state"] == "TERMINATED"
     assert "channel closed" in killed[0]["note"]
+
+
+def test_a_usage_error_from_the_backend_is_reported_without_its_class_name(tmp_path: Path) -> None:
+    """`pod.provider runpod` without the SDK: the user reads the hint, not `RunPodSdkMissing:`."""
+    from pegboard.adapters.runpod import RUNPOD_EXTRA_HINT, RunPodSdkMissing
+
+    h = RunHarness(tmp_path)
+    h.cloud.fail_next("create_pod", RunPodSdkMissing(RUNPOD_EXTRA_HINT))
+    result = h.run()
+    assert result.exit_code == 1
+    assert result.failure_reason is not None
+    assert result.failure_reason.startswith(RUNPOD_EXTRA_HINT), result.failure_reason
+    assert "RunPodSdkMissing" not in h.manifest(result)["failure_reason"]

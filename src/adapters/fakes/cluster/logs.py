@@ -17,6 +17,16 @@ from pegboard.domain.ports.cluster import LogStreamDropped
 
 from .virtual_time import VirtualSchedule
 
+__all__ = [
+    "FakeLogStream",
+    "FaultyLogStream",
+    "LogEntry",
+    "LogFaults",
+    "LogSource",
+    "PodLogs",
+    "read_log",
+]
+
 
 class LogSource(Protocol):
     """What a FakeLogStream reads through: FakeCluster (kept apart, so no import cycle)."""

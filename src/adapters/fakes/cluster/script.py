@@ -15,6 +15,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Union
 
+__all__ = [
+    "Call",
+    "DeletePod",
+    "DropLogStream",
+    "EndLogStream",
+    "Event",
+    "Evict",
+    "Exit",
+    "InitWaiting",
+    "Log",
+    "PodScript",
+    "Running",
+    "Step",
+    "Unschedulable",
+    "Waiting",
+]
+
 
 @dataclass(frozen=True)
 class _WaitStep:

@@ -1,7 +1,7 @@
 """`--version`, the same shape on both tools, naming the tool release each one replaces:
 
-squarepeg 0.1.0 (pegboard, compatible with squarepeg 0.4.1)
-runpod-deploy 0.1.0 (pegboard, compatible with runpod-deploy 0.8.4)
+squarepeg 0.2.0 (pegboard, compatible with squarepeg 0.4.1)
+runpod-deploy 0.2.0 (pegboard, compatible with runpod-deploy 0.8.4)
 """
 
 from __future__ import annotations

@@ -97,10 +97,27 @@ def deployment_arguments(request: PodRequest) -> dict[str, object]:
 
 
 def spot_mutation(request: PodRequest, bid_per_gpu: float) -> str:
-    """podRentInterruptable: the SDK has no spot create; same inputs as on demand plus a bid."""
+    """podRentInterruptable: v2 has no spot create; same inputs as on demand plus a bid."""
+    fields = [f"bidPerGpu: {checked_price(bid_per_gpu, 'spot bid')}", *_deploy_fields(request)]
+    return (
+        "mutation { podRentInterruptable(input: { "
+        + ", ".join(fields)
+        + " }) { id imageName machineId } }"
+    )
+
+
+def on_demand_mutation(request: PodRequest) -> str:
+    """podFindAndDeployOnDemand with minVcpuCount/minMemoryInGb, which v2's create lacks."""
+    return (
+        "mutation { podFindAndDeployOnDemand(input: { "
+        + ", ".join(_deploy_fields(request))
+        + " }) { id imageName machineId } }"
+    )
+
+
+def _deploy_fields(request: PodRequest) -> list[str]:
     args = deployment_arguments(request)
     fields = [
-        f"bidPerGpu: {checked_price(bid_per_gpu, 'spot bid')}",
         f'name: "{args["name"]}"',
         f'imageName: "{args["image_name"]}"',
         f"cloudType: {args['cloud_type']}",
@@ -125,11 +142,7 @@ def spot_mutation(request: PodRequest, bid_per_gpu: float) -> str:
         fields.append(f"env: [{items}]")
     if args["network_volume_id"]:
         fields.append(f'networkVolumeId: "{args["network_volume_id"]}"')
-    return (
-        "mutation { podRentInterruptable(input: { "
-        + ", ".join(fields)
-        + " }) { id imageName machineId } }"
-    )
+    return fields
 
 
 def _env(env: Mapping[str, str]) -> dict[str, str] | None:

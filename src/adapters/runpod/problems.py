@@ -13,13 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from pegboard.domain.errors import (
-    Conflict,
-    Forbidden,
     Invalid,
     NotFound,
     PortError,
-    Transient,
     Unauthorized,
+    port_error_class,
 )
 
 from .credentials import REJECTED_KEY
@@ -45,20 +43,13 @@ def problem_text(problem: dict[str, Any] | None, status: int) -> str:
 
 
 def error_for_status(status: int, problem: dict[str, Any] | None, what: str) -> PortError:
-    """The PortError for an answer with this status (4xx/5xx) while doing `what`."""
+    """The PortError for an answer with this status (4xx/5xx) while doing `what`: the domain's
+    one status mapping (port_error_class), plus 402 (no money) and 410 (gone, as 404)."""
     text = f"{what}: {problem_text(problem, status)} (HTTP {status})"
     if status == 401:
         return Unauthorized(REJECTED_KEY, status=401)
     if status == 402:
         return InsufficientBalance(text, status=402)
-    if status == 403:
-        return Forbidden(text, status=403)
-    if status in {404, 410}:
-        return NotFound(text, status=status)
-    if status == 409:
-        return Conflict(text, status=409)
-    if status in {400, 422}:
-        return Invalid(text, status=status)
-    if status == 429 or status >= 500:
-        return Transient(text, status=status)
-    return PortError(text, status=status)
+    if status == 410:
+        return NotFound(text, status=410)
+    return port_error_class(status)(text, status=status)

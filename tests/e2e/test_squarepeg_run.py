@@ -136,20 +136,27 @@ def test_ctrl_c_once_cleans_up_within_a_second(
 
 
 def test_ctrl_c_twice_leaves_it_running(sandbox: KubernetesSandbox, env: dict[str, str]) -> None:
+    from pegboard.app.squarepeg.interrupts import REPEAT_WINDOW_SECONDS
+
     proc = start_silent(env)
     assert proc.stderr is not None
-    sandbox.faults.latency_ms = 400  # cleanup is slow: the second Ctrl-C comes in the middle
+    # The delete is refused and the cleanup is slow: a deliberate second Ctrl-C, after the repeat
+    # window (an earlier one is the same interrupt delivered twice), comes in the middle of it.
+    sandbox.faults.reject_next("DELETE", "/pods/", 403, message="pods is forbidden")
+    sandbox.faults.latency_ms = 800
     try:
         proc.send_signal(signal.SIGINT)
         err = b""
         while b"again to leave it running" not in err:
             err += proc.stderr.readline()
+        time.sleep(REPEAT_WINDOW_SECONDS + 0.2)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         assert proc.wait(timeout=10) == 130
-        assert time.monotonic() - sent < 1.0  # at once, not after the slow delete
+        assert time.monotonic() - sent < 1.0  # at once, not after the slow sweep
     finally:
         sandbox.faults.latency_ms = 0
+        sandbox.faults.reject.clear()
     err += proc.stderr.read()
     close(proc)
     left = mine(sandbox, env)

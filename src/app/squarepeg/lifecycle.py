@@ -31,7 +31,7 @@ from pegboard.domain.squarepeg.exit_policy import exit_outcome, terminated_state
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 from pegboard.domain.squarepeg.runner_heartbeat import with_runner_hold
 
-from .interrupts import Abandoned, TwoStageInterrupt, abandon_messages
+from .interrupts import REPEAT_WINDOW_SECONDS, Abandoned, TwoStageInterrupt, abandon_messages
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import Message, Msg, PodWatcher
@@ -87,6 +87,7 @@ class RunLifecycle:
         event_poll_every: float = EVENT_POLL_EVERY,
         pump_stall_seconds: float = PUMP_STALL_SECONDS,
         log_end_grace: float | None = None,
+        interrupt_repeat_window: float = REPEAT_WINDOW_SECONDS,
     ) -> None:
         self.resolved = resolved
         self.cluster = cluster
@@ -105,7 +106,9 @@ class RunLifecycle:
         self.created = False
         self._removal = RemovalProgress()  # how far deleting our resource got (second Ctrl-C)
         self.interrupt = TwoStageInterrupt(
-            on_first=self._first_interrupt, on_second=self._second_interrupt
+            on_first=self._first_interrupt,
+            on_second=self._second_interrupt,
+            repeat_window=interrupt_repeat_window,
         )
         self._queue: queue.Queue[Message] = queue.Queue()
         self._stop_background = threading.Event()

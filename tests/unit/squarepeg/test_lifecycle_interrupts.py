@@ -63,7 +63,7 @@ def test_second_interrupt_while_the_delete_is_in_flight_never_says_left_running(
         return True
 
     cluster.delete = delete_then_interrupt  # type: ignore[method-assign]
-    result = run_on_fake(resolved_run("p"), cluster)
+    result = run_on_fake(resolved_run("p"), cluster, interrupt_repeat_window=0.0)
     assert isinstance(result.error, Interrupted)
     assert str(result.error) == "interrupted while deleting pod p"
     said = capfd.readouterr().err
@@ -83,7 +83,7 @@ def test_second_interrupt_during_the_sweep_says_the_pod_was_deleted(
         return real_read(*args, **kwargs)  # type: ignore[arg-type]
 
     cluster.read = interrupted_read  # type: ignore[method-assign]
-    result = run_on_fake(resolved_run("p"), cluster)
+    result = run_on_fake(resolved_run("p"), cluster, interrupt_repeat_window=0.0)
     assert str(result.error) == "interrupted; pod p deleted"
     assert "was already deleted" in capfd.readouterr().err
     assert "p" not in cluster
@@ -101,10 +101,58 @@ def test_second_interrupt_after_a_failed_delete_says_left_running(
         return real_read(*args, **kwargs)  # type: ignore[arg-type]
 
     cluster.read = interrupted_read  # type: ignore[method-assign]
-    result = run_on_fake(resolved_run("p"), cluster)
+    result = run_on_fake(resolved_run("p"), cluster, interrupt_repeat_window=0.0)
     assert str(result.error) == "interrupted; pod p left running"
     assert "kubectl delete pod p -n default" in capfd.readouterr().err
     assert "p" in cluster
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        (signal.SIGINT, signal.SIGINT),  # GNU timeout -s INT: the child, then its group
+        (signal.SIGTERM, signal.SIGTERM),  # a CI runner signals the group, a wrapper forwards
+        (signal.SIGINT, signal.SIGTERM),
+    ],
+)
+def test_the_same_interrupt_delivered_twice_still_cleans_up(
+    cluster: FakeCluster,
+    capfd: pytest.CaptureFixture[str],
+    first: signal.Signals,
+    again: signal.Signals,
+) -> None:
+    real_delete = cluster.delete
+
+    def twice() -> None:
+        send(first)
+        send(again)  # delivered while the first one's handler has already run
+
+    def delete_then_repeat(*args: object, **kwargs: object) -> bool:
+        send(again)  # a repeat in the middle of the cleanup changes nothing either
+        return real_delete(*args, **kwargs)  # type: ignore[arg-type]
+
+    cluster.script_pod("p", silent_forever().call(twice, at=5))
+    cluster.delete = delete_then_repeat  # type: ignore[method-assign]
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert str(result.error) == "interrupted"
+    assert "left running" not in capfd.readouterr().err
+    assert "p" not in cluster
+    assert "list_page" in [r.operation for r in cluster.requests]  # and the sweep ran
+
+
+def test_sigterm_never_abandons_the_cleanup(cluster: FakeCluster) -> None:
+    real_delete = cluster.delete
+
+    def delete_then_terminate(*args: object, **kwargs: object) -> bool:
+        send(signal.SIGTERM)
+        return real_delete(*args, **kwargs)  # type: ignore[arg-type]
+
+    cluster.script_pod("p", silent_forever().call(send, at=5))
+    cluster.delete = delete_then_terminate  # type: ignore[method-assign]
+    # Even with no repeat window at all, a SIGTERM is never the deliberate second Ctrl-C.
+    result = run_on_fake(resolved_run("p"), cluster, interrupt_repeat_window=0.0)
+    assert str(result.error) == "interrupted"
+    assert "p" not in cluster
 
 
 def test_job_mode_interrupt_deletes_the_job(cluster: FakeCluster) -> None:

@@ -74,3 +74,28 @@ def test_version_changelog_and_distribution_agree() -> None:
     assert releases, "CHANGELOG.md names no release"
     assert releases[0] == pegboard.__version__
     assert "## Unreleased" in changelog.split(f"## {releases[0]}")[0]
+
+
+def test_the_users_suite_imports_only_the_public_api() -> None:
+    """tests/public_api is written as a user would: pegboard's public modules, nothing else of
+    the repository's (no helpers, no pegboard.app, no real adapters)."""
+    import ast
+
+    public = set(documented_modules())
+    allowed_outside = {"pytest", "yaml", "__future__", "importlib", "shutil", "pathlib", "json"}
+    offending = []
+    for path in sorted((REPO / "tests" / "public_api").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                allowed = name in public if top == "pegboard" else top in allowed_outside
+                if not allowed:
+                    offending.append(f"{path.name}: {name}")
+    assert not offending, offending

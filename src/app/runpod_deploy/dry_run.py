@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 
+from pegboard.domain.gpujob.budget import estimate_budget
+from pegboard.domain.gpujob.job_config import JobConfig, plan_job
 from pegboard.domain.gpujob.plan import Phase
-from pegboard.domain.gpujob.provisioning import Candidate, offline_candidate, pod_request
+from pegboard.domain.gpujob.provisioning import Candidate, offline_candidate
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
-from pegboard.domain.gpujob.spec import StorageMode
 
 from .provisioning import candidate_plan, override_plan
 from .run_state import RunContext, RunProgress
@@ -35,9 +36,17 @@ def dry_run(run: RunContext, progress: RunProgress) -> Candidate:
     if not plan.candidates:
         raise PhaseFailed(plan.no_candidate_message())
     candidate = plan.candidates[0]
-    request = pod_request(
-        run.spec, candidate, name=run.job.run_id, network_volume_id=plan.network_volume_id
+    steps = plan_job(
+        JobConfig(
+            document=run.document,
+            spec=run.spec,
+            job=run.job,
+            budget=estimate_budget(run.spec.budget),
+        ),
+        candidate,
+        network_volume_id=plan.network_volume_id,
     )
+    request = steps.pod
     logger.info(
         "[dry-run] would create pod %s: %s x%d in %s, image %s",
         request.name,
@@ -48,35 +57,30 @@ def dry_run(run: RunContext, progress: RunProgress) -> Candidate:
     )
     if request.network_volume_id is not None:
         logger.info("[dry-run] with network volume %s", request.network_volume_id)
-    elif run.spec.storage.mode is StorageMode.NETWORK_VOLUME:
+    elif steps.network_volume_name is not None:
         logger.info(
             "[dry-run] network volume %r: its datacenter is looked up when provisioning",
-            run.spec.storage.volume_name,
+            steps.network_volume_name,
         )
-    job = run.job
-    for label, commands in (("setup", job.setup), ("preflight", job.all_preflight)):
+    for label, commands in (("setup", steps.setup), ("preflight", steps.preflight)):
         for command in commands:
-            logger.info("[dry-run] would run %s: %s", label, run.redact(command.command))
-    for secret in job.secrets:
+            logger.info("[dry-run] would run %s: %s", label, run.redact(command))
+    for secret in steps.secrets:
         logger.info("[dry-run] would write secret %s to %s", secret.name, secret.destination)
-    for staging in job.staging:
+    for staging in steps.staging:
         logger.info(
             "[dry-run] would push %s -> %s (excludes: %s)",
             staging.source,
             staging.destination,
             ", ".join(staging.excludes) or "none",
         )
-    logger.info("[dry-run] would launch %s, log %s", job.run.script_path, job.run.log_path)
-    for artifact in job.artifacts:
+    logger.info("[dry-run] would launch %s, log %s", steps.script_path, steps.log_path)
+    for artifact in steps.artifacts:
         logger.info(
             "[dry-run] would pull %s -> %s%s",
             artifact.remote_path,
             artifact.local_path,
             " (--delete)" if artifact.delete else "",
         )
-    logger.info(
-        "[dry-run] then %s on success, %s on failure",
-        run.spec.lifecycle.on_success,
-        run.spec.lifecycle.on_failure,
-    )
+    logger.info("[dry-run] then %s on success, %s on failure", steps.on_success, steps.on_failure)
     return candidate

@@ -1,8 +1,9 @@
 """Load a runpod-deploy config the same way for every command: read, parse, override, render.
 
-`load_job` is the single path from a config file and CLI flags to a RenderedJob: strict parse,
-`--cost-cap-usd`/`--max-runtime-minutes` overrides, the $HOME guard, eager rendering of every
-template (CLI variables included) and the budget rule. `validate` and `run` both call it, so a
+`load_job` is the single path from a config file and CLI flags to a RenderedJob: the file read,
+then the domain's load_job_config (strict parse, `--cost-cap-usd`/`--max-runtime-minutes`
+overrides, the $HOME guard, eager rendering of every template, CLI variables included, and the
+budget rule), then the checks that need this machine. `validate` and `run` both call it, so a
 config that validates is a config that renders.
 """
 
@@ -19,17 +20,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pegboard.app.shared.seams import read_config_text
-from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
-from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
-from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
-from pegboard.domain.gpujob.spec import JobSpec
-from pegboard.domain.gpujob.spec_validation import local_path_problem, parse_job_spec
-from pegboard.domain.gpujob.templates import (
-    RenderedJob,
-    make_builtins,
-    render_job,
-    run_dir_name,
-)
+from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob.job_config import JobConfig, load_job_config
+from pegboard.domain.gpujob.templates import RenderedJob, run_dir_name
 from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_json
 
 from .state_paths import state_paths
@@ -53,12 +46,7 @@ class CliVars(dict[str, str]):
         self.from_flags = frozenset(from_flags)
 
 
-@attrs.frozen
-class LoadedJob:
-    document: SourceDocument
-    spec: JobSpec  # with budget overrides applied
-    job: RenderedJob
-    budget: BudgetEstimate
+LoadedJob = JobConfig  # what every command gets from its config (domain/gpujob/job_config.py)
 
 
 def load_job(
@@ -74,32 +62,28 @@ def load_job(
     max_runtime_minutes: int | None = None,
 ) -> LoadedJob:
     """Everything `run` needs from the config; raises ConfigError/UsageError, never renders
-    lazily."""
+    lazily. The pure part is load_job_config; here: reading the file, where this user's state
+    lives (XDG), a state file an earlier release wrote, unused variables."""
     absolute = config_path.expanduser().absolute()
     document = read_document(absolute)
-    spec = parse_job_spec(document)
-    spec = apply_budget_overrides(
-        spec, cost_cap_usd=cost_cap_usd, max_runtime_minutes=max_runtime_minutes
-    )
     state = state_paths(home, environ or {})
-    builtins = make_builtins(
-        spec,
-        document=document,
+    loaded = load_job_config(
+        document,
         config_path=str(absolute),
         home=home,
         run_stamp=run_dir_name(now, unique_suffix),
+        cli_vars=cli_vars,
         state_dir=str(state.directory),
+        cost_cap_usd=cost_cap_usd,
+        max_runtime_minutes=max_runtime_minutes,
     )
-    job = render_job(spec, cli_vars=cli_vars, builtins=builtins, document=document)
-    if spec.state_file is None and not Path(job.state_file).exists():
+    job = loaded.job
+    if loaded.spec.state_file is None and not Path(job.state_file).exists():
         twin = state.legacy_twin(Path(job.state_file))
         if twin is not None:  # written by an earlier release: keep using it
-            job = attrs.evolve(job, state_file=str(twin))
-    _check_unused_vars(job, cli_vars)
-    _check_local_paths(document, spec, job)
-    overridden = cost_cap_usd is not None or max_runtime_minutes is not None
-    budget = check_budget(spec, document=document, overridden=overridden)
-    return LoadedJob(document=document, spec=spec, job=job, budget=budget)
+            loaded = attrs.evolve(loaded, job=attrs.evolve(job, state_file=str(twin)))
+    _check_unused_vars(loaded.job, cli_vars)
+    return loaded
 
 
 def _check_unused_vars(job: RenderedJob, cli_vars: Mapping[str, str]) -> None:
@@ -121,32 +105,6 @@ def _check_unused_vars(job: RenderedJob, cli_vars: Mapping[str, str]) -> None:
             )
     if typos:
         raise UsageError("; ".join(typos))
-
-
-def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob) -> None:
-    """Refuse local paths no file system can hold: `run` writes them after the pod exists."""
-    checks: list[tuple[KeyPath, str, str]] = [
-        (
-            ("state_file",) if spec.state_file is not None else ("name",),
-            job.state_file,
-            "the state file",
-        ),
-        (("local", "project_root"), job.run_dir, "the run directory"),
-    ]
-    problems = []
-    for path, value, what in checks:
-        reason = local_path_problem(value)
-        if reason is not None:
-            problems.append(
-                ConfigProblem(
-                    source=document.source,
-                    line=document.line_of(path),
-                    path=format_key_path(path),
-                    message=f"{what} {value[:80]}... cannot be created: {reason}",
-                )
-            )
-    if problems:
-        raise ConfigError(problems)
 
 
 def merge_cli_vars(

@@ -79,7 +79,9 @@ class Container(containers.DeclarativeContainer):
 
     # The ports. `cluster(context=..., lenient_tls=...)` is a Factory: every call builds the
     # adapter with the arguments it is given (a Singleton would silently keep the first ones).
-    cluster: providers.Provider[Cluster] = providers.Factory(build_kubernetes_cluster)
+    cluster: providers.Provider[Cluster] = providers.Factory(
+        build_kubernetes_cluster, environ=environ, home=home
+    )
     clock: providers.Provider[Clock] = providers.Singleton(system_clock)
     cluster_ports: providers.Provider[ClusterPorts] = providers.Factory(
         ClusterPorts, open_cluster=cluster.provider, clock=clock

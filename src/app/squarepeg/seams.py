@@ -102,13 +102,24 @@ def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home:
     return found[1] if found else None
 
 
-def build_kubernetes_cluster(*, context: str | None = None, lenient_tls: bool = False) -> Cluster:
-    """The real Cluster adapter (imports kubernetes, ~0.5 s: only commands that need it)."""
+def build_kubernetes_cluster(
+    *,
+    context: str | None = None,
+    lenient_tls: bool = False,
+    environ: Mapping[str, str] | None = None,
+    home: str | None = None,
+) -> Cluster:
+    """The real Cluster adapter (imports kubernetes, ~0.5 s: only commands that need it), on the
+    container's environment ($KUBECONFIG) and home (~/.kube/config)."""
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
     from pegboard.app.shared import call_trace
 
     return KubernetesCluster(
-        context=context, lenient_tls=lenient_tls, on_call=call_trace.observer()
+        context=context,
+        lenient_tls=lenient_tls,
+        env=environ,
+        home=Path(home) if home is not None else None,
+        on_call=call_trace.observer(),
     )
 
 

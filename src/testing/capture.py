@@ -1,0 +1,50 @@
+"""Run a CLI's in-process entry point with stdout and stderr captured as bytes."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+
+import attrs
+
+
+@attrs.define
+class Captured:
+    stdout: io.TextIOWrapper
+    stderr: io.TextIOWrapper
+    exit_code: int = 0
+
+    def bytes_of(self, stream: io.TextIOWrapper) -> bytes:
+        stream.flush()
+        raw = stream.buffer
+        assert isinstance(raw, io.BytesIO)
+        return raw.getvalue()
+
+
+def _text_over_bytes() -> io.TextIOWrapper:
+    """A text stream with a `.buffer`, as sys.stdout has: both CLIs write raw bytes to it."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
+
+
+@contextmanager
+def captured() -> Iterator[Captured]:
+    out, err = _text_over_bytes(), _text_over_bytes()
+    with redirect_stdout(out), redirect_stderr(err):
+        yield Captured(out, err)
+
+
+def exit_code_of(main: Callable[[], None]) -> int:
+    """The code main() exits with (both CLIs' main() always end in sys.exit)."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0

@@ -17,8 +17,9 @@ from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud
 
 from .artifact_pull import pull
+from .create_lookup import settle_ambiguous_creates
 from .pod_snapshots import capture_end
-from .provisioning import remove_pointers, write_pointer
+from .provisioning import remove_pointers, write_intent_pointer, write_pointer
 from .run_state import PodClaim, RunContext, RunProgress, RunRecord
 
 logger = logging.getLogger(__name__)
@@ -26,8 +27,15 @@ logger = logging.getLogger(__name__)
 
 def finish(run: RunContext, progress: RunProgress, claim: PodClaim, record: RunRecord) -> None:
     """After success or failure: best-effort pulls, capture, lifecycle action. Never raises."""
+    unsettled = False
+    if not run.dry_run:
+        # First of all, pods an ambiguous create made besides the one in use (or instead of
+        # it): deleted, or named in the manifest and the pointer.
+        unsettled = settle_ambiguous_creates(run, progress, claim)
     if run.dry_run or claim.pod_id is None or run.backend is None:
-        if not run.dry_run and claim.pod_id is None and not progress.left_behind:
+        if unsettled:
+            write_intent_pointer(run, status="CREATE_UNSETTLED", other_pod_ids=claim.extra_pod_ids)
+        elif not run.dry_run and claim.pod_id is None and not progress.left_behind:
             # No pod was made (every create failed, nothing may exist): drop the pointer
             # written before create. Kept when a pod may exist: it names it by name.
             run.pointers.run.remove_if_no_pod()
@@ -50,6 +58,9 @@ def finish(run: RunContext, progress: RunProgress, claim: PodClaim, record: RunR
     progress.start(Phase.LIFECYCLE)
     progress.shielded("lifecycle", lambda: _lifecycle(run, progress, claim, record))
     progress.end_phase()
+    if unsettled and run.pointers.run.read() is None:
+        # The run's pod is gone with its pointer, but a pod of its name may still be there.
+        write_intent_pointer(run, status="CREATE_UNSETTLED", other_pod_ids=claim.extra_pod_ids)
     run.kill_point("after-lifecycle")
     _note_possible_leftovers(progress)
 

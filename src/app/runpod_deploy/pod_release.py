@@ -98,7 +98,14 @@ def cleanup_pointer(request: PointerCleanup, deps: PodCommandDeps) -> int:
     provider = pointer_provider(pointer)
     cloud = backend_for_pointer(deps, provider, pointer).cloud
     if pod_id is None and pod_name is not None:
-        pod_id = _pod_by_name(cloud, path, pod_name)
+        pod_id, others = _pod_by_name(cloud, path, pod_name, request.expect_pod_id)
+        if others:
+            # Another pod of that name is still there: the pointer stays, naming it.
+            logger.info("%s also names pod(s) %s (same name); it stays", path, ", ".join(others))
+            pod_name = None
+        if pod_id is None and request.expect_pod_id is not None:
+            # The listing may not show it by name yet: the pod ls-stale printed, if named so.
+            pod_id = _pod_named(cloud, request.expect_pod_id, pod_name)
         if pod_id is None:
             logger.info(
                 "no pod named %s (%s): it was never created, or is gone", pod_name, provider
@@ -138,15 +145,31 @@ def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodCommandDeps)
     return _release(request, cloud, pod_id=pod_id, provider=provider, pointers=pointers)
 
 
-def _pod_by_name(cloud: GpuCloud, path: Path, name: str) -> str | None:
+def _pod_by_name(
+    cloud: GpuCloud, path: Path, name: str, expected: str | None
+) -> tuple[str | None, list[str]]:
+    """The one live pod of the pointer's name, or with `--pod-id` (printed by ls-stale for
+    one of several pods an ambiguous create left under that name) that one; and the other live
+    pods of that name."""
     found = [pod for pod in cloud.find_pods(name=name) if pod.desired_status != POD_TERMINATED]
+    if expected is not None and any(pod.pod_id == expected for pod in found):
+        return expected, [pod.pod_id for pod in found if pod.pod_id != expected]
     if len(found) > 1:
         ids = ", ".join(pod.pod_id for pod in found)
         raise UsageError(
             f"--state-file {path}: {len(found)} pods are named {name} ({ids}); "
             "release each with --pod-id ID --provider P"
         )
-    return found[0].pod_id if found else None
+    return (found[0].pod_id if found else None), []
+
+
+def _pod_named(cloud: GpuCloud, pod_id: str, name: str | None) -> str | None:
+    """`pod_id` if the provider has that pod under `name`, else None."""
+    try:
+        status = cloud.get_pod(pod_id)
+    except NotFound:
+        return None
+    return pod_id if status.name == name and status.desired_status != POD_TERMINATED else None
 
 
 def _pointers_of(path: Path, pointer: Mapping[str, Any]) -> list[Path]:

@@ -6,7 +6,7 @@ paused pod (recycle), and the pod pointer (state file) written the moment a pod 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from pegboard.domain.gpujob.records import iso_utc, pod_pointer
 from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, NoCapacity, PodStatus
 
+from .create_lookup import look_up_by_name
 from .pod_pointers import PodPointer
 from .provider_locators import LOCATOR_KEY
 from .run_state import PodClaim, RunContext, RunProgress
@@ -152,12 +153,15 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
         try:
             handle = cloud.create_pod(request)
         except CreateOutcomeUnknown as exc:
-            recovered = _recover_after_bad_create(progress, cloud, request.name, exc)
+            recovered = _recover_after_bad_create(run, claim, cloud, candidate, request.name, exc)
             if recovered is not None:
                 _adopt(run, claim, recovered.pod_id, candidate)
                 _use_candidate_price(run, progress, candidate)
                 return
-            errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
+            errors.append(
+                f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc} (no pod of that name was "
+                "made)"
+            )
         except PortError as exc:
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         else:
@@ -185,24 +189,48 @@ def _use_candidate_price(run: RunContext, progress: RunProgress, candidate: Cand
 
 
 def _recover_after_bad_create(
-    progress: RunProgress, cloud: GpuCloud, name: str, error: Exception
+    run: RunContext,
+    claim: PodClaim,
+    cloud: GpuCloud,
+    candidate: Candidate,
+    name: str,
+    error: Exception,
 ) -> PodStatus | None:
+    """The pod a failed create made, found by its name with a bounded wait; None when the
+    lookup answered that there is none. Raises PhaseFailed when the lookup never answered:
+    another create could then make a second pod while the first one bills unseen."""
     logger.warning(
         "[provision] create failed after it may have made a pod (%s); looking it up by name %s",
         error,
         name,
     )
-    try:
-        found = cloud.find_pods(name=name)
-    except PortError as exc:
-        progress.leave(
-            f"a pod named {name!r} may exist (create failed: {error}; lookup failed: {exc}); "
-            "`runpod-deploy ls-stale` lists it once it shows up"
+    claim.ambiguous_name = name
+    claim.unresolved_create = True
+    claim.unseen_create_at = run.clock.monotonic()
+    timing = run.deps.timing
+    lookup = look_up_by_name(
+        cloud,
+        name,
+        clock=run.clock,
+        timeout_sec=timing.create_lookup_timeout_sec,
+        poll=timing.ready_poll,
+    )
+    if lookup.pods is None:
+        raise PhaseFailed(
+            f"create on {candidate.gpu_id}@{candidate.datacenter_id} failed after it may have "
+            f"made pod {name!r} ({error}), and looking it up by name failed for "
+            f"{timing.create_lookup_timeout_sec:g}s ({lookup.error}); no other pod is created "
+            "while that one may exist"
         )
+    claim.unresolved_create = False
+    if not lookup.pods:
         return None
-    for extra in found[1:]:
-        progress.leave(f"extra pod {extra.pod_id} named {name!r}")
-    return found[0] if found else None
+    claim.unseen_create_at = None
+    first, *extras = lookup.pods
+    for extra in extras:  # deleted before the run ends (settle_ambiguous_creates)
+        claim.note_created(extra.pod_id)
+        claim.extra_pod_ids.append(extra.pod_id)
+    return first
 
 
 def _adopt(
@@ -316,25 +344,36 @@ def pointer_locator(run: RunContext) -> dict[str, Any]:
     }
 
 
-def write_intent_pointer(run: RunContext) -> None:
+def write_intent_pointer(
+    run: RunContext, *, status: str = "CREATING", other_pod_ids: Sequence[str] = ()
+) -> None:
     """This run's pointer before create: the provider, where its pods live, the pod's name.
+    Written again at the end of a run that may have left a pod of that name (`status`
+    CREATE_UNSETTLED, `other_pod_ids` the ones known and not deleted).
 
-    Raises OSError (the run fails with no pod) when it cannot be written.
+    Raises OSError (the run fails with no pod) when it cannot be written before create.
     """
     assert run.backend is not None
-    run.pointers.run.write(
-        {
-            "pod_id": None,
-            "provider": run.backend.cloud.provider,
-            "image": run.spec.pod.image,
-            "run_id": run.job.run_id,
-            "run_dir": run.job.run_dir,
-            "config_path": run.job.config_path,
-            "status": "CREATING",
-            "updated_at_utc": iso_utc(run.clock.now()),
-            **pointer_locator(run),
-        }
-    )
+    data: dict[str, Any] = {
+        "pod_id": None,
+        "provider": run.backend.cloud.provider,
+        "image": run.spec.pod.image,
+        "run_id": run.job.run_id,
+        "run_dir": run.job.run_dir,
+        "config_path": run.job.config_path,
+        "status": status,
+        "updated_at_utc": iso_utc(run.clock.now()),
+        **pointer_locator(run),
+    }
+    if other_pod_ids:
+        data["other_pod_ids"] = list(other_pod_ids)
+    if status == "CREATING":
+        run.pointers.run.write(data)
+        return
+    try:
+        run.pointers.run.write(data)
+    except OSError as exc:
+        logger.warning("[state] could not write %s: %s", run.pointers.run.path, exc)
 
 
 def write_pointer(
@@ -360,6 +399,8 @@ def write_pointer(
         lifecycle_action=lifecycle_action,
     )
     data.update(pointer_locator(run))
+    if claim.extra_pod_ids:
+        data["other_pod_ids"] = list(claim.extra_pod_ids)
     for pointer in (run.pointers.run, run.pointers.config):
         try:
             pointer.write(data)

@@ -56,6 +56,8 @@ def write_manifest(
         lifecycle_action=str(record.action) if record.action else None,
         left_behind="\n".join(progress.left_behind) or None,
         state_file=job.state_file,
+        pod_name=None if run.dry_run else job.run_id,
+        pods_created=list(claim.created_pod_ids),
         deploy_metadata=record.metadata,
         artifacts=record.artifacts,
         telemetry_files=[name for name in run.recorder.files],

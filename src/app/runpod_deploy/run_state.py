@@ -200,6 +200,18 @@ class PodClaim:
     candidate: Candidate | None = None
     resumed: bool = False
     created: bool = False  # this run's create call made it and said so (not recovered after)
+    # The run's pod name once a create failed in a way that may have made a pod anyway: the
+    # end of the run looks for it again (create_lookup.py).
+    ambiguous_name: str | None = None
+    unresolved_create: bool = False  # such a create's outcome is still unknown
+    # When the last such create happened whose pod no lookup found (clock.monotonic()): the
+    # listing may show a new pod late, so the end of the run keeps looking until
+    # Timing.listing_lag_sec after it.
+    unseen_create_at: float | None = None
+    # Other pods of the run's name (an ambiguous create's), not yet deleted.
+    extra_pod_ids: list[str] = attrs.field(factory=list)
+    # Every pod this run made or found under its name, in order (the manifest's pods_created).
+    created_pod_ids: list[str] = attrs.field(factory=list)
 
     def adopt(
         self, pod_id: str, candidate: Candidate, *, resumed: bool = False, created: bool = False
@@ -208,6 +220,12 @@ class PodClaim:
         self.candidate = candidate
         self.resumed = resumed
         self.created = created
+        if not resumed:
+            self.note_created(pod_id)
+
+    def note_created(self, pod_id: str) -> None:
+        if pod_id not in self.created_pod_ids:
+            self.created_pod_ids.append(pod_id)
 
 
 @attrs.frozen

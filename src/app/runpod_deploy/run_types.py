@@ -119,6 +119,12 @@ class Timing:
     ready_poll: Backoff = READY_POLL
     monitor_retry: Backoff = MONITOR_RETRY
     shell_probe_timeout_sec: float = 15.0
+    # After a create that may have made a pod: how long to keep looking it up by name before
+    # the run gives up (and creates nothing else), and the last look before the run ends.
+    create_lookup_timeout_sec: float = 60.0
+    final_lookup_timeout_sec: float = 20.0
+    # How late a pod a failed create made may first show in the provider's listing.
+    listing_lag_sec: float = 10.0
     lost_contact_after_sec: float = 120.0
 
 

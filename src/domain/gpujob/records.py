@@ -113,6 +113,10 @@ class ManifestInput:
     lifecycle_action: str | None = None
     left_behind: str | None = None  # what the run left and how to remove it
     state_file: str | None = None
+    # The run's unique pod name, and every pod the run made under it (an ambiguous create can
+    # make one besides the pod used; the left_behind note says what became of each).
+    pod_name: str | None = None
+    pods_created: Sequence[str] = ()
     deploy_metadata: DeployMetadata = DeployMetadata()
     artifacts: Sequence[ArtifactRecord] = ()
     telemetry_files: Sequence[str] = ()
@@ -163,6 +167,8 @@ def build_manifest(data: ManifestInput) -> dict[str, Any]:
         "lifecycle_action": data.lifecycle_action,
         "left_behind": data.left_behind,
         "state_file": data.state_file,
+        "pod_name": data.pod_name,
+        "pods_created": list(data.pods_created),
     }
 
 

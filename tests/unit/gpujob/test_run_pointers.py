@@ -330,9 +330,10 @@ def test_a_pointer_written_before_create_stays_when_a_pod_may_exist(tmp_path: Pa
     h.cloud.fail_create(error=CreateOutcomeUnknown("502"))
     for _ in range(3):
         h.cloud.fail_create(error=NoCapacity("none"))
-    h.cloud.fail_next("find_pods", Transient("lookup failed"))
+    h.cloud.fail_next("find_pods", Transient("lookup failed"), times=1000)  # never answers
     result = h.run()
     assert result.exit_code == 1
+    assert [c[0] for c in h.cloud.calls].count("create_pod") == 1  # nothing else made
     (pointer,) = _run_pointers(h).values()
     assert pointer["pod_id"] is None and pointer["pod_name"].startswith("fakejob-")
 

@@ -163,3 +163,24 @@ def test_two_signals_to_the_process_group_never_leave_the_pod_running(
     problems, running = run_batches(start, signal_group=True)
     assert problems == [] and running == RUNS
     assert my_pods(sandbox, env["LOGNAME"]) == []
+
+
+# -- item 6: -i with piped stdin is refused, never a silent success ------------------------------
+
+
+def test_i_with_piped_stdin_is_refused_in_one_line_before_anything_is_created(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    result = squarepeg(env, "run", "-i", "alpine", "sh", input="echo hi\n")
+    assert result.returncode == 2
+    assert result.stderr.startswith("squarepeg: -i: stdin is a pipe or a file")
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+    assert my_pods(sandbox, env["LOGNAME"]) == []
+
+
+def test_i_with_nothing_on_stdin_runs_and_warns(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    result = squarepeg(env, "run", "-q", "-i", "alpine", "echo", "ran", stdin=subprocess.DEVNULL)
+    assert (result.returncode, result.stdout) == (0, "ran\n"), result.stderr
+    assert "-i: stdin is not forwarded" in result.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.request import RunRequest
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None
     )
     if request.tty and not request.interactive:
         stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
+    if request.interactive and not (request.dry_run or request.dry_run_server):
+        refuse_or_warn_interactive(seams)
     if request.dry_run:
         from pegboard.app.squarepeg.status import write_stdout_text
 
@@ -71,6 +74,22 @@ def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None
     from pegboard.app.squarepeg import lifecycle
 
     return lifecycle.run(resolved, seams, ports, dry_run_server=request.dry_run_server)
+
+
+def refuse_or_warn_interactive(seams: Seams) -> None:
+    """`-i` on a real run: squarepeg does not attach, so stdin never reaches the container.
+    Piped or redirected input would be dropped while the run "succeeds": refuse it before
+    anything is created (exit 2). On a terminal there is nothing to lose yet: say it once."""
+    if seams.stdin_brings_input():
+        raise UsageError(
+            "-i: stdin is a pipe or a file, but squarepeg does not forward stdin to the "
+            "container (no attach); pass the input in the command (sh -c '...') or a volume, "
+            "or drop -i"
+        )
+    seams.stderr.write(
+        "squarepeg: warning: -i: stdin is not forwarded to the container (squarepeg does not "
+        "attach); a process that reads it waits for input that never comes\n"
+    )
 
 
 def load_config_for(request: RunRequest, seams: Seams) -> SquarepegConfig:

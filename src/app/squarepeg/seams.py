@@ -11,7 +11,10 @@ Two places build them, from the same plain functions:
 
 from __future__ import annotations
 
+import io
 import os
+import stat
+import sys
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -51,6 +54,8 @@ class Seams:
     dump_yaml: Callable[[Any], str]
     # (context, environ, home) -> the kubeconfig context's namespace, or None
     read_kubeconfig_namespace: Callable[[str | None, Mapping[str, str], str], str | None]
+    # () -> whether stdin brings data (a pipe, a file): `-i` refuses it rather than drop it
+    stdin_brings_input: Callable[[], bool] = attrs.field(factory=lambda: stdin_brings_input)
 
 
 class OpenCluster(Protocol):
@@ -87,6 +92,20 @@ def local_seams(environ: Mapping[str, str] | None = None) -> Seams:
         dump_yaml=dump_yaml,
         read_kubeconfig_namespace=read_kubeconfig_namespace,
     )
+
+
+def stdin_brings_input() -> bool:
+    """Whether this process's stdin holds data someone means to be read: a pipe, a file or a
+    socket. A terminal, a character device such as /dev/null, a closed stdin or one without a
+    file descriptor bring nothing that could be lost."""
+    stream = sys.stdin
+    if stream is None:
+        return False
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
 def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home: str) -> str | None:

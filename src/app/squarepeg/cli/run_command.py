@@ -173,7 +173,12 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
 @click.option("--name", metavar="NAME", help="Pod/Job name (RFC1123 label); generated if omitted.")
 @click.option("-w", "--workdir", metavar="DIR", help="Working directory inside the container.")
 @click.option("--entrypoint", metavar="CMD", help="Override the image's entrypoint (one word).")
-@click.option("-i", "--interactive", is_flag=True, help="Set stdin: true (stdin is not forwarded).")
+@click.option(
+    "-i",
+    "--interactive",
+    is_flag=True,
+    help="Set stdin: true. stdin is not forwarded: piped input is refused (exit 2).",
+)
 @click.option("-t", "--tty", is_flag=True, help="Set tty: true (implies stdin: true).")
 @click.option("--rm", is_flag=True, help="Accepted for docker compatibility (default behaviour).")
 @click.option("--pull", metavar="always|missing|never", help="Image pull policy.")

@@ -20,6 +20,34 @@ class GpuType:
     secure_spot_price: float | None = None
     community_spot_price: float | None = None
     max_gpu_count: int = 8
+    manufacturer: str = "NVIDIA"  # v2 GpuManufacturer
+    cuda_versions: tuple[str, ...] = ("12.4", "12.6", "12.8")  # none for AMD
+
+
+@dataclass
+class CpuType:
+    """A CPU flavor (v2 /v2/catalog/cpus): vCPU range, RAM per vCPU, price per vCPU-hour."""
+
+    id: str
+    name: str
+    group: str
+    vcpu_min: int
+    vcpu_max: int
+    ram_gb_per_vcpu: float
+    secure_per_vcpu: float
+    serverless_per_vcpu: float
+
+
+@dataclass
+class DataCenter:
+    """What v2 /v2/catalog/datacenters says about a location besides its id."""
+
+    name: str
+    region: str  # v2 DataCenterRegion
+    country: str  # ISO 3166-1 alpha-2 (the countryCodes filter)
+    global_network: bool = False
+    volume_types: tuple[str, ...] = ("STANDARD",)
+    compliance: tuple[str, ...] = ()
 
 
 @dataclass
@@ -28,6 +56,7 @@ class NetworkVolume:
     name: str
     size_gb: int
     datacenter_id: str
+    type: str = "STANDARD"  # v2 VolumeType
 
 
 STOCK_LEVELS = ("High", "Medium", "Low")  # RunPod's spelling; absent or None means no stock
@@ -55,10 +84,63 @@ def default_gpu_types() -> list[GpuType]:
         _gpu("NVIDIA A100-SXM4-80GB", "A100 SXM", 80, 1.74, 1.39),
         _gpu("NVIDIA H100 80GB HBM3", "H100 SXM", 80, 2.99, 2.69),
         _gpu("NVIDIA H100 NVL", "H100 NVL", 94, 2.79, 2.59),
+        # The GPU types users name most besides the above, with the SDK CLI's default first:
+        # `runpod pod create` asks for "NVIDIA GeForce RTX 3090" (runpod-python cli/groups/pod).
+        _gpu("NVIDIA GeForce RTX 3090", "RTX 3090", 24, 0.43, 0.22),
+        _gpu("NVIDIA GeForce RTX 5090", "RTX 5090", 32, 0.89, 0.69),
+        _gpu("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada", 48, 0.77, 0.74),
+        _gpu("NVIDIA L4", "L4", 24, 0.43, None),
+        _gpu("NVIDIA L40S", "L40S", 48, 0.86, 0.79),
+        _gpu("NVIDIA L40", "L40", 48, 0.99, None),
+        _gpu("NVIDIA A40", "A40", 48, 0.40, 0.35),
+        _gpu("NVIDIA H100 PCIe", "H100 PCIe", 80, 2.39, 1.99),
+        _gpu("NVIDIA H200", "H200 SXM", 141, 3.99, None),
+        _gpu("NVIDIA B200", "B200", 180, 5.99, None),
+        GpuType(
+            "AMD Instinct MI300X OAM",
+            "MI300X",
+            192,
+            2.49,
+            None,
+            1.25,
+            None,
+            manufacturer="AMD",
+            cuda_versions=(),
+        ),
     ]
 
 
-DEFAULT_DATACENTERS = ("EU-RO-1", "EU-SE-1", "US-CA-2", "US-GA-2", "US-TX-3", "CA-MTL-1")
+DEFAULT_DATACENTERS = (
+    "EU-RO-1", "EU-SE-1", "US-CA-2", "US-GA-2", "US-TX-3", "CA-MTL-1", "US-KS-2", "EU-CZ-1",
+)  # fmt: skip
+
+_EU = ("GDPR", "ISO_IEC_27001", "SOC_2_TYPE_2")
+_US = ("ISO_IEC_27001", "SOC_2_TYPE_2")
+
+
+def default_datacenter_info() -> dict[str, DataCenter]:
+    both = ("STANDARD", "HIGH_PERFORMANCE")
+    return {
+        "EU-RO-1": DataCenter("Bucharest", "EUROPE", "RO", True, both, _EU),
+        "EU-SE-1": DataCenter("Stockholm", "EUROPE", "SE", False, ("STANDARD",), _EU),
+        "EU-CZ-1": DataCenter("Prague", "EUROPE", "CZ", True, ("STANDARD",), _EU),
+        "US-CA-2": DataCenter("California", "NORTH_AMERICA", "US", True, both, _US),
+        "US-GA-2": DataCenter("Georgia", "NORTH_AMERICA", "US", False, ("STANDARD",), _US),
+        "US-TX-3": DataCenter("Texas", "NORTH_AMERICA", "US", True, both, _US),
+        "US-KS-2": DataCenter("Kansas", "NORTH_AMERICA", "US", True, ("STANDARD",), _US),
+        "CA-MTL-1": DataCenter("Montreal", "NORTH_AMERICA", "CA", False, ("STANDARD",), ()),
+    }
+
+
+def default_cpu_types() -> list[CpuType]:
+    """RunPod's CPU flavors: 3rd/5th generation, compute (c), general (g), memory (m)."""
+    return [
+        CpuType("cpu3c", "Compute-Optimized", "3rd Gen", 2, 32, 2.0, 0.03, 0.04),
+        CpuType("cpu3g", "General Purpose", "3rd Gen", 2, 32, 4.0, 0.04, 0.05),
+        CpuType("cpu3m", "Memory-Optimized", "3rd Gen", 2, 32, 8.0, 0.05, 0.06),
+        CpuType("cpu5c", "Compute-Optimized", "5th Gen", 2, 64, 2.0, 0.04, 0.05),
+        CpuType("cpu5g", "General Purpose", "5th Gen", 2, 64, 4.0, 0.05, 0.06),
+    ]
 
 
 def default_stock() -> dict[tuple[str, str], str]:
@@ -76,6 +158,26 @@ class Catalog:
     datacenters: list[str] = field(default_factory=lambda: list(DEFAULT_DATACENTERS))
     stock: dict[tuple[str, str], str] = field(default_factory=default_stock)
     network_volumes: list[NetworkVolume] = field(default_factory=default_network_volumes)
+    cpu_types: list[CpuType] = field(default_factory=default_cpu_types)
+    datacenter_info: dict[str, DataCenter] = field(default_factory=default_datacenter_info)
+
+    def datacenter(self, datacenter_id: str) -> DataCenter:
+        """Known metadata, or a plain entry for a datacenter a test added by id only."""
+        found = self.datacenter_info.get(datacenter_id)
+        if found is not None:
+            return found
+        country = datacenter_id.split("-")[0]
+        region = (
+            "EUROPE"
+            if country == "EU"
+            else "NORTH_AMERICA"
+            if country in ("US", "CA")
+            else "UNKNOWN"
+        )
+        return DataCenter(datacenter_id, region, country if len(country) == 2 else "US")
+
+    def cpu(self, cpu_id: str) -> CpuType | None:
+        return next((c for c in self.cpu_types if c.id == cpu_id), None)
 
     def gpu(self, gpu_id: str) -> GpuType | None:
         return next((g for g in self.gpu_types if g.id == gpu_id), None)

@@ -10,69 +10,31 @@ a GraphQL error, so a client that drifts from what RunPod serves is noticed here
 from __future__ import annotations
 
 import re
-import secrets
-import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from .catalog import Catalog, GpuType
-from .faults import Faults
+from .catalog import GpuType
 from .graphql import EnumValue, Field, Operation
-from .pods import (
-    EXITED,
-    RUNNING,
-    TERMINATED,
-    PodHosting,
-    SandboxPod,
-    remove_tree,
-    status_change_stamp,
+from .lifecycle import (
+    NO_FREE_GPUS,
+    NO_INSTANCES,
+    HttpFailure,
+    PodRequest,
+    QueryFailure,
+    SandboxState,
+    Throttled,
 )
+from .pods import RUNNING, TERMINATED, SandboxPod
 
-NO_INSTANCES = (
-    "There are no longer any instances available with the requested specifications. "
-    "Please refresh and try again."
-)
-NO_FREE_GPUS = "There are not enough free GPUs on the host machine to start this pod."
+__all__ = ["NO_FREE_GPUS", "NO_INSTANCES", "HttpFailure", "QueryFailure", "RunPodApi"]
+
 _PORTS = re.compile(r"^\d{1,5}/(tcp|http)(,\d{1,5}/(tcp|http))*$")
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CLOUD_TYPES = {"SECURE", "COMMUNITY", "ALL"}
 
 
-class QueryFailure(Exception):
-    """A GraphQL error: HTTP 200 with {"errors": [{"message": ...}]}, as RunPod answers."""
-
-
-class HttpFailure(Exception):
-    """A non-GraphQL HTTP failure (a gateway 5xx with an HTML body)."""
-
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(body)
-        self.status = status
-        self.body = body
-
-
-class RunPodApi:
-    """Sandbox state plus the resolvers; every entry point holds one lock."""
-
-    def __init__(
-        self,
-        *,
-        catalog: Catalog,
-        faults: Faults,
-        hosting: PodHosting,
-        workdir: Path,
-        public_keys: Callable[[], list[str]] = list,
-    ) -> None:
-        self.catalog = catalog
-        self.faults = faults
-        self.hosting = hosting
-        self.workdir = workdir
-        self.public_keys = public_keys
-        self.pods: dict[str, SandboxPod] = {}
-        self.terminated: list[str] = []
-        self.lock = threading.RLock()
+class RunPodApi(SandboxState):
+    """The GraphQL resolvers over the sandbox state (lifecycle.py)."""
 
     # --- entry point ------------------------------------------------------------------------
     def execute(self, operation: Operation) -> dict[str, Any]:
@@ -84,6 +46,9 @@ class RunPodApi:
                 if resolver is None:
                     kind = "Mutation" if operation.kind == "mutation" else "Query"
                     raise QueryFailure(f'Cannot query field "{top.name}" on type "{kind}".')
+                throttle = self.faults.take_throttle(top.name)
+                if throttle is not None:
+                    raise Throttled(throttle.retry_after_sec)
                 if self.faults.take_http_503(top.name):
                     raise HttpFailure(503, "<html><body>503 Service Unavailable</body></html>")
                 data[top.name] = project(resolver(top), top, top.name)
@@ -209,12 +174,7 @@ class RunPodApi:
         if not isinstance(cloud, EnumValue) or cloud.name not in _CLOUD_TYPES:
             raise QueryFailure(f'Enum "CloudTypeEnum" cannot represent value: {cloud!r}')
         gpu_id = _string(given.get("gpuTypeId"), "gpuTypeId")
-        gpu = self.catalog.gpu(gpu_id)
-        if gpu is None:
-            raise QueryFailure(f"Unknown GPU type: {gpu_id}")
         gpu_count = _int(given.get("gpuCount", 1), "gpuCount")
-        if not 1 <= gpu_count <= gpu.max_gpu_count:
-            raise QueryFailure(f"gpuCount must be between 1 and {gpu.max_gpu_count}")
         for key in ("volumeInGb", "containerDiskInGb", "minVcpuCount", "minMemoryInGb"):
             if key in given:
                 _int(given[key], key)
@@ -224,130 +184,58 @@ class RunPodApi:
         ports = _string(given.get("ports", "22/tcp"), "ports")
         if not _PORTS.match(ports):
             raise QueryFailure(f"invalid ports: {ports!r}")
-        mount = _string(given.get("volumeMountPath", "/runpod-volume"), "volumeMountPath")
-        if not mount.startswith("/") or "\x00" in mount:
-            raise QueryFailure(f"volumeMountPath must be absolute: {mount!r}")
-        env = _env(given.get("env", []))
-        docker_args = _string(given.get("dockerArgs", ""), "dockerArgs")
         dc = given.get("dataCenterId")
-        if dc is not None:
-            dc = _string(dc, "dataCenterId")
-            if dc not in self.catalog.datacenters:
-                raise QueryFailure(f"Unknown data center: {dc}")
         volume_id = given.get("networkVolumeId")
-        volume = None
-        if volume_id is not None:
-            volume = self.catalog.volume(_string(volume_id, "networkVolumeId"))
-            if volume is None:
-                raise QueryFailure(f"Network volume {volume_id} not found")
-            if dc is not None and dc != volume.datacenter_id:
-                raise QueryFailure(
-                    f"Network volume {volume.id} is in {volume.datacenter_id}, not in {dc}"
-                )
-            dc = volume.datacenter_id
-        secure = cloud.name != "COMMUNITY"
-        price = self.catalog.price(gpu, secure=secure, spot=spot)
-        if cloud.name == "ALL":
-            known = [
-                p
-                for p in (self.catalog.price(gpu, secure=s, spot=spot) for s in (True, False))
-                if p
-            ]
-            price = min(known) if known else None
-        if spot:
-            bid = given.get("bidPerGpu")
-            if not isinstance(bid, (int, float)) or isinstance(bid, bool):
-                raise QueryFailure("bidPerGpu is required for an interruptable pod")
-            if price is not None and bid < price:
-                raise QueryFailure(f"Your bid ${bid}/hr is below the minimum ${price}/hr")
-            price = float(bid)
-        if self.faults.take_stock_out(gpu_id, dc) or price is None:
-            raise QueryFailure(NO_INSTANCES)
-        if dc is None:
-            dc = next(
-                (d for d in self.catalog.datacenters if self.catalog.stock_of(gpu_id, d)), None
+        bid = given.get("bidPerGpu")
+        if spot and (not isinstance(bid, (int, float)) or isinstance(bid, bool)):
+            raise QueryFailure("bidPerGpu is required for an interruptable pod")
+        pod = self.create_pod(
+            PodRequest(
+                name=name,
+                image=image,
+                gpu_id=gpu_id,
+                gpu_count=gpu_count,
+                cloud=cloud.name,
+                datacenter_ids=[] if dc is None else [_string(dc, "dataCenterId")],
+                spot=spot,
+                bid_per_gpu=float(bid) if spot and bid is not None else None,
+                volume_gb=int(given.get("volumeInGb", 0) or 0),
+                container_disk_gb=int(given.get("containerDiskInGb", 10) or 10),
+                volume_mount=_string(
+                    given.get("volumeMountPath", "/runpod-volume"), "volumeMountPath"
+                ),
+                ports=ports.split(","),
+                env=_env(given.get("env", [])),
+                docker_args=_string(given.get("dockerArgs", ""), "dockerArgs"),
+                network_volume_id=None
+                if volume_id is None
+                else _string(volume_id, "networkVolumeId"),
             )
-        if dc is None or self.catalog.stock_of(gpu_id, dc) is None:
-            raise QueryFailure(NO_INSTANCES)
-        pod_id = self._new_id()
-        volume_dir = (
-            self.workdir / "volumes" / volume.id
-            if volume is not None
-            else self.workdir / "pods" / pod_id / "volume"
         )
-        volume_dir.mkdir(parents=True, exist_ok=True)
-        now = time.time()
-        pod = SandboxPod(
-            id=pod_id,
-            name=name,
-            image=image,
-            gpu_id=gpu_id,
-            gpu_count=gpu_count,
-            datacenter_id=dc,
-            cloud_type="COMMUNITY" if cloud.name == "COMMUNITY" else "SECURE",
-            spot=spot,
-            cost_per_hr=round(price * gpu_count, 4),
-            volume_gb=int(given.get("volumeInGb", 0) or 0) if volume is None else 0,
-            container_disk_gb=int(given.get("containerDiskInGb", 10) or 10),
-            volume_mount=mount,
-            ports=ports,
-            env=env,
-            network_volume_id=volume.id if volume else None,
-            volume_dir=volume_dir,
-            last_status_change=status_change_stamp("Rented by User", now),
-            started_at=time.monotonic(),
-            never_ready=self.faults.ssh_never_ready or bool(docker_args.strip()),
-            ready_delay=self.faults.ssh_ready_delay_sec,
-        )
-        self.pods[pod_id] = pod
-        if self.faults.take_create_5xx():
-            raise HttpFailure(502, "<html><body><h1>502 Bad Gateway</h1></body></html>")
         return self._view(pod)
 
     def _stop(self, f: Field) -> dict[str, Any]:
-        pod = self._live(_input_string(f, "podId"))
-        if pod.status == RUNNING:
-            self.hosting.stop(pod)
-            pod.ssh_port = None
-            pod.status = EXITED
-            pod.last_status_change = status_change_stamp("Exited by user", time.time())
+        pod = self.live(_input_string(f, "podId"))
+        self.stop_pod(pod)
         return self._view(pod)
 
     def _resume(self, f: Field) -> dict[str, Any]:
         given = _input(f)
-        pod = self._live(_string(given.get("podId"), "podId"))
+        pod = self.live(_string(given.get("podId"), "podId"))
         gpu_count = _int(given.get("gpuCount", pod.gpu_count), "gpuCount")
-        if pod.status != RUNNING:
-            if self.faults.take_resume_without_gpus():
-                raise QueryFailure(NO_FREE_GPUS)
-            pod.gpu_count = gpu_count
-            pod.status = RUNNING
-            pod.started_at = time.monotonic()
-            pod.never_ready = self.faults.ssh_never_ready
-            pod.ready_delay = self.faults.ssh_ready_delay_sec
-            pod.last_status_change = status_change_stamp("Resumed by user", time.time())
+        self.start_pod(pod, gpu_count)
         return self._view(pod)
 
     def _terminate(self, f: Field) -> None:
         if f.selections is not None:
             raise QueryFailure('Field "podTerminate" must not have a selection (type Void).')
-        pod = self._live(_input_string(f, "podId"))
-        self.hosting.stop(pod)
-        if pod.network_volume_id is None:
-            remove_tree(pod.volume_dir.parent)
-        pod.status = TERMINATED
-        del self.pods[pod.id]
-        self.terminated.append(pod.id)
+        self.terminate_pod(self.live(_input_string(f, "podId")))
         return None
 
     # --- views --------------------------------------------------------------------------------
     def _view(self, pod: SandboxPod) -> dict[str, Any]:
         running = pod.status == RUNNING
-        published = (
-            running and not pod.never_ready and time.monotonic() >= pod.started_at + pod.ready_delay
-        )
-        if published and pod.ssh_port is None:
-            pod.ssh_port = self.hosting.start(pod)
+        published = self.publish(pod)
         gpu = self.catalog.gpu(pod.gpu_id)
         uptime = int(time.monotonic() - pod.started_at) if running else 0
         runtime = None
@@ -377,7 +265,7 @@ class RunPodApi:
             "volumeMountPath": pod.volume_mount,
             "memoryInGb": 31 * pod.gpu_count,
             "vcpuCount": 8 * pod.gpu_count,
-            "dockerArgs": "",
+            "dockerArgs": pod.docker_args,
             "dockerId": None,
             "env": [f"{k}={v}" for k, v in pod.env.items()],
             "lastStatusChange": pod.last_status_change,
@@ -398,18 +286,6 @@ class RunPodApi:
         }
 
     # --- helpers ------------------------------------------------------------------------------
-    def _live(self, pod_id: str) -> SandboxPod:
-        pod = self.pods.get(pod_id)
-        if pod is None or pod.status == TERMINATED:
-            raise QueryFailure(f"Pod {pod_id} not found")
-        return pod
-
-    def _new_id(self) -> str:
-        while True:
-            pod_id = secrets.token_hex(7)[:14]
-            if pod_id not in self.pods and pod_id not in self.terminated:
-                return pod_id
-
     @staticmethod
     def _only_args(f: Field) -> None:
         if f.arguments:
@@ -481,7 +357,5 @@ def _env(value: Any) -> dict[str, str]:
         if set(item) != {"key", "value"}:
             raise QueryFailure("env items take exactly key and value")
         key, val = _string(item["key"], "env key"), _string(item["value"], "env value")
-        if not _ENV_KEY.match(key):
-            raise QueryFailure(f"invalid environment variable name: {key!r}")
         env[key] = val
     return env

@@ -89,7 +89,7 @@ class SshdHosting:
 
     def start(self, pod: SandboxPod) -> int:
         self.stop(pod)
-        keys = list(self._trusted_keys())
+        keys = list(self._trusted_keys()) if pod.trust_account_keys else []
         if pod.public_key:
             keys.append(pod.public_key)
         marker = f"{self._token}-{pod.id}"

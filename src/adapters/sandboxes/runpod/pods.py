@@ -50,10 +50,40 @@ class SandboxPod:
     never_ready: bool = False  # fault knob, or dockerArgs that skip the image's sshd
     ready_delay: float = 0.0  # seconds after started_at until 22/tcp is published
     machine_id: str = field(default_factory=lambda: secrets.token_hex(6))
+    docker_args: str = ""
+    cpu_id: str | None = None  # a CPU pod's flavor (gpu_id is "" then)
+    vcpu_count: int = 0
+    cuda_version: str | None = None  # the host's, kept while stopped (v2 Pod.cudaVersion)
+    trust_account_keys: bool = True  # the account's keys reach the pod (v2: startSsh)
+    locked: bool = False  # v2 PATCH locked: stop and restart are refused
+    created_wall: float = field(default_factory=time.time)
+    started_wall: float | None = None  # time.time() of the last create/start (v2 startedAt)
+    # Billing: closed (start, end) running intervals in wall time, and the open one's start.
+    billed_intervals: list[tuple[float, float]] = field(default_factory=list)
+    running_since: float | None = None
+    terminated_wall: float | None = None
+    # What GET /v2/pods/{id}/logs serves: (time, source, line), source "system" or "container".
+    log_lines: list[tuple[float, str, str]] = field(default_factory=list)
 
     @property
     def public_key(self) -> str | None:
         return self.env.get("PUBLIC_KEY")
+
+    def begin_billing(self, now: float) -> None:
+        self.started_wall = now
+        self.running_since = now
+
+    def end_billing(self, now: float) -> None:
+        if self.running_since is not None:
+            self.billed_intervals.append((self.running_since, now))
+            self.running_since = None
+
+    def running_intervals(self, now: float) -> list[tuple[float, float]]:
+        open_one = [(self.running_since, now)] if self.running_since is not None else []
+        return [*self.billed_intervals, *open_one]
+
+    def log(self, source: str, line: str, when: float) -> None:
+        self.log_lines.append((when, source, line))
 
 
 class PodHosting(Protocol):

@@ -26,7 +26,7 @@ from .catalog import Catalog
 from .faults import Faults
 from .operations import RunPodApi
 from .pods import BannerHosting, PodHosting, SandboxPod
-from .server import ReceivedQuery, RunPodHTTPServer
+from .server import ReceivedQuery, ReceivedRequest, RunPodHTTPServer
 
 
 class RunPodSandbox(Sandbox):
@@ -62,14 +62,20 @@ class RunPodSandbox(Sandbox):
             hosting=self._hosting,
             workdir=self._workdir,
             public_keys=lambda: list(self.public_keys),
+            set_public_keys=self._set_public_keys,
         )
         self._server = RunPodHTTPServer(("127.0.0.1", self._port), self.api, self.api_key)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = serve_in_thread(self._server, name="runpod-sandbox")
         return self
 
+    def _set_public_keys(self, keys: list[str]) -> None:
+        self.public_keys[:] = keys
+
     def stop(self) -> None:
         """Stop serving; every pod's sshd and session processes end; the workdir goes."""
+        if self.api is not None:
+            self.api.closed = True
         stop_serving(self._server, self._thread)
         self._thread = None
         if self.api is not None and self._hosting is not None:
@@ -95,6 +101,11 @@ class RunPodSandbox(Sandbox):
     @property
     def received(self) -> list[ReceivedQuery]:
         return list(self._server.received) if self._server else []
+
+    @property
+    def received_v2(self) -> list[ReceivedRequest]:
+        """Every REST v2 request, in order (method, target, content type, body, status, op)."""
+        return list(self._server.received_v2) if self._server else []
 
     def pods(self) -> list[SandboxPod]:
         assert self.api is not None, "start() the sandbox first"

@@ -40,6 +40,28 @@ class Sandbox:
         self.close()
 
 
+class MethodDispatch:
+    """do_GET ... do_DELETE of a BaseHTTPRequestHandler, all handed to `_dispatch(method)`."""
+
+    def _dispatch(self, method: str) -> None:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+
 def serve_in_thread(server: socketserver.BaseServer, *, name: str) -> threading.Thread:
     """Serve `server` from a started daemon thread (polling for shutdown every 50 ms)."""
     thread = threading.Thread(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..serving import MethodDispatch
 from .graphql import GraphQLSyntaxError, Operation, parse
 from .lifecycle import Throttled
 from .operations import HttpFailure, QueryFailure, RunPodApi
@@ -79,28 +80,13 @@ class RunPodHTTPServer(ThreadingHTTPServer):
             self.received_v2.append(entry)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(MethodDispatch, BaseHTTPRequestHandler):
     server: RunPodHTTPServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("runpod sandbox: " + format, *args)
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
 
     def _dispatch(self, method: str) -> None:
         path = self.path.split("?", 1)[0]

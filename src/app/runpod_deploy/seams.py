@@ -114,14 +114,25 @@ def ask_on_stderr(prompt: str) -> str | None:
 
 
 def serve_runpod_sandbox(
-    port: int, *, api_key: str | None, public_key_files: list[str], ssh: bool
+    port: int,
+    *,
+    api_key: str | None,
+    public_key_files: list[str],
+    ssh: bool,
+    faults: dict[str, Any] | None = None,
 ) -> None:
     """Serve the RunPod API sandbox in the foreground until SIGINT/SIGTERM (stdout: exports).
 
-    A busy port or an unreadable key file is a UsageError naming the flag.
+    A busy port, an unreadable key file or a bad fault knob is a UsageError naming it.
     """
-    from pegboard.adapters.sandboxes.runpod import serve
+    from pegboard.adapters.sandboxes.runpod import Faults, serve
     from pegboard.domain.errors import UsageError
+
+    knobs = Faults()
+    try:
+        knobs.update_from_json(faults or {})
+    except ValueError as exc:
+        raise UsageError(f"fault flags: {exc}") from None
 
     for path in public_key_files:
         try:
@@ -131,7 +142,13 @@ def serve_runpod_sandbox(
                 f"--public-key {path}: cannot read it ({exc.strerror or exc})"
             ) from None
     try:
-        serve(port, api_key=api_key, public_key_files=public_key_files or None, ssh=ssh)
+        serve(
+            port,
+            api_key=api_key,
+            public_key_files=public_key_files or None,
+            ssh=ssh,
+            faults=knobs,
+        )
     except OSError as exc:
         raise UsageError(
             f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"

@@ -1,9 +1,10 @@
 """GET /v2/billing/pods (listPodBilling): what each pod cost, per time bucket.
 
 Amounts follow the sandbox's clock and prices: GPU (or CPU) compute at the pod's `cost` per
-hour for the time it ran; disk at RunPod's published storage rates, $0.10 per GB-month for a
-running pod's container disk and volume and $0.20 per GB-month for a stopped pod's volume
-(a month being 730 hours). Buckets are UTC and half-open, as #/components/schemas/
+hour for the time it ran; disk at RunPod's published storage rates (runpod/docs
+pods/pricing.mdx, "Storage pricing"): $0.10 per GB-month for a running pod's container disk and
+volume disk, $0.20 per GB-month for a stopped pod's volume disk, a month being 730 hours.
+Network volumes bill on their own (listNetworkVolumeBilling), not here. Buckets are UTC and half-open, as #/components/schemas/
 BillingTimeRange; the window is snapped to bucket boundaries as the BillingStartTime/EndTime/
 LastN parameters describe.
 """

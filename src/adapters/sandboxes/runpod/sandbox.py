@@ -1,4 +1,5 @@
-"""RunPodSandbox: the RunPod GraphQL API on 127.0.0.1, plus `serve()` for a foreground server.
+"""RunPodSandbox: the RunPod API (REST v2 and GraphQL) on 127.0.0.1, plus `serve()` for a
+foreground server.
 
     with RunPodSandbox() as sandbox:                      # pods answer an SSH banner only
         os.environ.update(sandbox.environ())              # RUNPOD_API_BASE_URL, RUNPOD_API_KEY
@@ -7,8 +8,9 @@
 
     RunPodSandbox(ssh=True, public_keys=[...])            # each pod is a real sshd (pod_ssh.py)
 
-The real `runpod` SDK reaches it through RUNPOD_API_BASE_URL (it appends /graphql) with the key
-as a bearer token.
+The real `runpod` SDK reaches it through RUNPOD_API_BASE_URL with the key as a bearer token:
+1.x appends /graphql (runpod/api/graphql.py), 2.x the v2 paths such as /v2/pods
+(runpod/api/rest.py `_build_url`), so one URL serves both.
 """
 
 from __future__ import annotations
@@ -143,6 +145,7 @@ def serve(
     api_key: str | None = None,
     public_key_files: list[str] | None = None,
     ssh: bool = True,
+    faults: Faults | None = None,
 ) -> None:
     """Serve a sandbox in the foreground until SIGINT/SIGTERM.
 
@@ -155,14 +158,15 @@ def serve(
         if public_key_files
         else default_public_keys()
     )
-    sandbox = RunPodSandbox(port=port, api_key=api_key, ssh=ssh, public_keys=keys)
+    sandbox = RunPodSandbox(port=port, api_key=api_key, ssh=ssh, public_keys=keys, faults=faults)
 
     def announce() -> None:
         for name, value in sandbox.environ().items():
             print(f"export {name}={value}", flush=True)
         print(
-            f"runpod sandbox listening on {sandbox.url}/graphql "
-            f"({len(keys)} trusted public key(s)); Ctrl-C stops it and deletes every pod",
+            f"runpod sandbox listening on {sandbox.url} (REST {sandbox.url}/v2, GraphQL "
+            f"{sandbox.url}/graphql, fault knobs {sandbox.url}/sandbox/faults; "
+            f"{len(keys)} trusted public key(s)); Ctrl-C stops it and deletes every pod",
             file=sys.stderr,
             flush=True,
         )

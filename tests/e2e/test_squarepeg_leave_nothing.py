@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -184,3 +185,29 @@ def test_i_with_nothing_on_stdin_runs_and_warns(
     result = squarepeg(env, "run", "-q", "-i", "alpine", "echo", "ran", stdin=subprocess.DEVNULL)
     assert (result.returncode, result.stdout) == (0, "ran\n"), result.stderr
     assert "-i: stdin is not forwarded" in result.stderr
+
+
+# -- item 5: the container sees the command as typed; Kubernetes expands only when asked ---------
+
+
+def test_dollar_dollar_reaches_the_shell_as_typed(env: dict[str, str]) -> None:
+    # Before: the kubelet turned `$$` into `$` and sh said "kill: Illegal number: $" (exit 1/2).
+    # `kill -0` signals nothing, so this holds for a shell that is PID 1 in its container too.
+    result = squarepeg(env, "run", "-q", "alpine", "sh", "-c", 'kill -0 $$ && echo "alive $$"')
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"alive [0-9]+\n", result.stdout)
+
+
+def test_every_dollar_form_reaches_the_container_as_typed(env: dict[str, str]) -> None:
+    typed = ["$(NAME)", "$$", "$$(NAME)", "$(", "a$", "$NAME", "${NAME}", "$(A$(NAME))"]
+    result = squarepeg(env, "run", "-q", "-e", "NAME=world", "alpine", "printf", "%s\\n", *typed)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == typed
+
+
+def test_kube_expand_asks_for_the_kubelets_expansion(env: dict[str, str]) -> None:
+    argv = ["printf", "%s\\n", "$(NAME)", "$$", "$(HOSTNAME)"]
+    result = squarepeg(env, "run", "-q", "--kube-expand", "-e", "NAME=world", "alpine", *argv)
+    assert result.returncode == 0, result.stderr
+    # HOSTNAME is the runtime's, not the kubelet's: left as written, as on a real node.
+    assert result.stdout.splitlines() == ["world", "$", "$(HOSTNAME)"]

@@ -14,8 +14,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pegboard.adapters.kube_semantics.expansion import expand
+from pegboard.adapters.sandboxes.kubernetes.kubelet import container_argv
 from pegboard.domain.errors import ConfigError
 from pegboard.domain.squarepeg import labels
+from pegboard.domain.squarepeg.kube_references import escape_references
 from pegboard.domain.squarepeg.naming import generate_name, is_rfc1123_label
 from pegboard.domain.squarepeg.quantities import (
     bytes_to_k8s_memory,
@@ -218,3 +221,43 @@ def test_cpu_millicores_round_trip(millicores: int) -> None:
 def test_cpu_is_never_rounded_down(cores: Decimal) -> None:
     converted = parse_k8s_quantity(docker_cpus_to_k8s(str(cores)))
     assert converted is not None and cores <= converted < cores + Decimal("0.001")
+
+
+# -- the command reaches the container as typed (issue 17, item 5) -------------------------------
+
+dollar_heavy = st.text(
+    st.one_of(
+        st.sampled_from("$()$$ A_."), st.characters(codec="utf-8", exclude_categories=("Cs",))
+    ),
+    max_size=40,
+)
+
+
+class EveryName(dict[str, str]):
+    """A kubelet whose environment defines every name one could write."""
+
+    def get(self, key: str, default: Any = None) -> str:  # type: ignore[override]
+        return f"<{key}>"
+
+
+@given(
+    typed=dollar_heavy, defined=st.dictionaries(st.sampled_from(["A", "A_", "", "$", "x("]), text)
+)
+def test_escape_then_kubelet_expansion_is_the_identity(typed: str, defined: dict[str, str]) -> None:
+    escaped = escape_references(typed)
+    assert expand(escaped, defined) == typed
+    assert expand(escaped, EveryName()) == typed
+    assert expand(escaped, {}) == typed
+
+
+@given(command=st.lists(dollar_heavy, min_size=1, max_size=4), value=dollar_heavy)
+def test_the_manifest_carries_the_command_and_env_so_that_the_kubelet_gives_them_back(
+    command: list[str], value: str
+) -> None:
+    request = RunRequest(image="alpine", command=tuple(command), env=(f"V={value}",))
+    resolved = resolve_run(request, (), environ={}, user="u", run_id=RUN_ID, random_hex="abcdef")
+    (container,) = resolved.manifest["spec"]["containers"]
+    assert container_argv(container, {"V": value}) == command
+
+    (env,) = container["env"]
+    assert expand(env["value"], {}) == value

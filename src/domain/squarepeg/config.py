@@ -139,6 +139,7 @@ class ProfileConfig:
     allow_host_path_mounts: bool = False
     allow_privileged: bool = False  # gates docker `--privileged` (securityContext.privileged)
     lenient_tls: bool = False
+    kube_expand: bool = False  # the kubelet expands $(VAR) and $$ in command, args, env values
     split_streams: bool = False  # accepted for 0.4.1 configs; has no effect (see the reference)
     orphan_sweep: bool = True
     orphan_sweep_min_age: int = attrs.field(

@@ -65,6 +65,7 @@ def built_in_defaults() -> SourceDocument:
             "allow_host_path_mounts": False,
             "allow_privileged": False,
             "lenient_tls": False,
+            "kube_expand": False,
             "orphan_sweep": True,
             "orphan_sweep_min_age": DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS,
             "orphan_sweep_interval": DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS,

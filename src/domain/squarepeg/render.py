@@ -25,6 +25,7 @@ from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 from pegboard.domain.squarepeg import claims as claims_mod
 from pegboard.domain.squarepeg import docker_flags, labels, naming, quantities, validation
 from pegboard.domain.squarepeg.config import RunMode, SquarepegConfig
+from pegboard.domain.squarepeg.kube_references import escape_references
 from pegboard.domain.squarepeg.layers import config_from_layers
 from pegboard.domain.squarepeg.manifest import (
     ContainerParts,
@@ -293,6 +294,13 @@ def resolve_run(
     else:
         name = naming.generate_name(image, random_hex=random_hex)
 
+    # What the user typed is what the container sees: the kubelet's $(VAR) / $$ expansion is
+    # undone in advance, unless asked for (kube_references.py).
+    expand = request.kube_expand or config.kube_expand
+
+    def as_typed(text: str) -> str:
+        return text if expand else escape_references(text)
+
     parts = PodParts(
         name=name,
         labels=all_labels,
@@ -300,10 +308,10 @@ def resolve_run(
         container=ContainerParts(
             name=container_name,
             image=image,
-            command=[request.entrypoint] if request.entrypoint is not None else None,
-            args=list(request.command),
+            command=[as_typed(request.entrypoint)] if request.entrypoint is not None else None,
+            args=[as_typed(arg) for arg in request.command],
             working_dir=request.workdir if request.workdir is not None else config.defaults.workdir,
-            env=env,
+            env={key: as_typed(value) for key, value in env.items()},
             image_pull_policy=pull,
             tty=request.tty,
             stdin=request.interactive,

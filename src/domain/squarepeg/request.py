@@ -36,6 +36,7 @@ class RunRequest:
     entrypoint: str | None = None
     interactive: bool = False
     tty: bool = False
+    kube_expand: bool = False  # let the kubelet expand $(VAR) and $$ (see kube_references.py)
     pull: str | None = None
     container_name: str | None = None
     # resources (raw strings; converted and validated by pegboard.domain.squarepeg.quantities)

@@ -233,3 +233,23 @@ def test_misplaced_flag_notes() -> None:
 
     assert len(misplaced_flag_notes(["--dry-run", "--mode=job", "-n", "--keep", "echo"])) == 3
     assert misplaced_flag_notes(["-n", "--name", "-e", "--rm"]) == []
+
+
+def test_dry_run_shows_the_command_escaped_for_the_kubelet(tmp_path: Path) -> None:
+    # Kubernetes expands $$ and $(NAME) in command, args and env values: each `$` it would act
+    # on is doubled, so the container gets `kill -9 $$` as typed; `$HOME` needs nothing.
+    m = dry(
+        tmp_path, "-e", "V=$(X) $$", "--entrypoint", "$(sh)", "alpine", "-c", "kill -9 $$ $HOME"
+    )
+    c = container(m)
+    assert (c["command"], c["args"]) == (["$$(sh)"], ["-c", "kill -9 $$$ $HOME"])
+    assert c["env"] == [{"name": "V", "value": "$$(X) $$$"}]
+
+
+def test_kube_expand_leaves_the_expansion_to_kubernetes(tmp_path: Path) -> None:
+    c = container(dry(tmp_path, "--kube-expand", "-e", "V=$(X)", "alpine", "echo", "$(V) $$"))
+    assert c["args"] == ["echo", "$(V) $$"] and c["env"] == [{"name": "V", "value": "$(X)"}]
+    config = tmp_path / "expand.yaml"
+    config.write_text("kube_expand: true\n")
+    c = container(dry(tmp_path, "--config", str(config), "alpine", "echo", "$$"))
+    assert c["args"] == ["echo", "$$"]

@@ -12,7 +12,6 @@ import dataclasses
 import logging
 import os
 import queue
-import re
 import secrets
 import shutil
 import signal
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from pegboard.adapters.kube_semantics import podstatus
 from pegboard.adapters.kube_semantics.events import scheduled_message
+from pegboard.adapters.kube_semantics.expansion import expand
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
 from pegboard.adapters.kube_semantics.status import StatusError
 
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 _F_SETPIPE_SZ = 1031  # Linux fcntl: a bigger pipe means fewer, larger reads of heavy output
 _READ_SIZE = 1 << 20
-_VAR_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _LOOPBACK = "127.0.0.1"  # the node's and every pod's address
 
@@ -49,22 +48,24 @@ class PodGone(Exception):
     """The pod was deleted while the kubelet was working on it."""
 
 
-def expand_references(text: str, env: dict[str, str]) -> str:
-    """Kubernetes `$(VAR)` expansion in command, args and env values; `$$` escapes."""
+# Set by the container runtime or the image, not by the kubelet: its expansion never sees them.
+_RUNTIME_ENV = ("PATH", "HOME", "HOSTNAME")
 
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return env.get(match.group(1), match.group(0))
 
-    return _VAR_REF.sub(replace, text)
+def kubelet_defined(env: dict[str, str]) -> dict[str, str]:
+    """The variables the kubelet's `$(VAR)` expansion knows: the service env and the declared
+    env (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables), without what the runtime adds."""
+    return {key: value for key, value in env.items() if key not in _RUNTIME_ENV}
 
 
 def container_argv(container: JsonObject, env: dict[str, str]) -> list[str]:
-    """Entrypoint: `command` + `args`; args alone run as argv (the images we mimic have no
-    ENTRYPOINT); neither runs `true` (their default `sh` exits at once on a closed stdin)."""
-    command = [expand_references(str(part), env) for part in container.get("command") or ()]
-    args = [expand_references(str(part), env) for part in container.get("args") or ()]
+    """Entrypoint: `command` + `args`, each expanded as the kubelet does
+    (ExpandContainerCommandAndArgs, see kube_semantics.expansion); args alone run as argv (the
+    images we mimic have no ENTRYPOINT); neither runs `true` (their default `sh` exits at once on
+    a closed stdin)."""
+    defined = kubelet_defined(env)
+    command = [expand(str(part), defined) for part in container.get("command") or ()]
+    args = [expand(str(part), defined) for part in container.get("args") or ()]
     argv = command + args
     return argv or ["true"]
 
@@ -467,7 +468,7 @@ class Kubelet:
         }
         for item in container.get("env") or ():
             if "value" in item:
-                env[item["name"]] = expand_references(str(item["value"]), env)
+                env[item["name"]] = expand(str(item["value"]), kubelet_defined(env))
             elif (ref := (item.get("valueFrom") or {}).get("fieldRef")) is not None:
                 env[item["name"]] = field_refs.get(ref.get("fieldPath", ""), "")
         return env

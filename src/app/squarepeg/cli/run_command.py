@@ -180,6 +180,11 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
     help="Set stdin: true. stdin is not forwarded: piped input is refused (exit 2).",
 )
 @click.option("-t", "--tty", is_flag=True, help="Set tty: true (implies stdin: true).")
+@click.option(
+    "--kube-expand",
+    is_flag=True,
+    help="Let Kubernetes expand $(VAR) and $$ in the command and env (config kube_expand).",
+)
 @click.option("--rm", is_flag=True, help="Accepted for docker compatibility (default behaviour).")
 @click.option("--pull", metavar="always|missing|never", help="Image pull policy.")
 @click.option("--cpus", metavar="N", help="CPU request and limit, docker style (0.5 -> 500m).")

@@ -3,6 +3,7 @@
     spec = runpod_v2_spec()                                   # loaded once per process
     spec.validate_request("POST", "/v2/pods", query="", body=b'{"name": ...}')
     spec.validate_response("POST", "/v2/pods", 201, headers, body)
+    validate_received_requests(sandbox.received_v2)          # what a client sent the sandbox
 
 Both raise OpenApiViolation (an AssertionError, so pytest shows it as a failed assertion) naming
 the operationId and every violation. The schemas are checked with `jsonschema` (Draft 2020-12,
@@ -18,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -313,6 +314,19 @@ def _event_stream_problems(body: bytes) -> Iterator[str]:
             continue
         if set(data) != {"source", "line", "ts"} or data["source"] not in ("container", "system"):
             yield f"event data is not {{source, line, ts}}: {data!r}"
+
+
+def validate_received_requests(received: Iterable[Any]) -> int:
+    """Check every request a RunPod sandbox recorded (`sandbox.received_v2`: method, target,
+    content_type, body); return how many were checked. For adapters' request-side contract."""
+    spec = runpod_v2_spec()
+    count = 0
+    for entry in received:
+        spec.validate_request(
+            entry.method, entry.target, body=entry.body or None, content_type=entry.content_type
+        )
+        count += 1
+    return count
 
 
 @functools.cache

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from helpers.runpod_openapi import validate_received_requests
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
 
 RTX3090 = "NVIDIA GeForce RTX 3090"
@@ -68,6 +69,7 @@ def test_a_v2_pod_is_a_graphql_pod_and_back(sandbox: RunPodSandbox) -> None:
     assert mine == [{"id": pod["id"], "desiredStatus": "RUNNING"}]
     assert _http(sandbox, "DELETE", f"/v2/pods/{pod['id']}")[0] == 204
     assert _graphql(sandbox, "query { myself { pods { id } } }")["myself"]["pods"] == []
+    assert validate_received_requests(sandbox.received_v2) == 4  # this test's v2 requests conform
 
 
 def test_a_graphql_pod_is_a_v2_pod(sandbox: RunPodSandbox) -> None:

@@ -12,33 +12,27 @@ test runs on one machine never share the sandbox's kubeconfig.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 from helpers.components import require_executable
+from helpers.docs_blocks import paste_into_bash, runnable, shell_commands
 
 REPO = Path(__file__).resolve().parents[2]
 SETUP_PREFIXES = ("make ", "pip install", ". .venv/bin/activate", "source .venv/bin/activate")
-EXPECTED_EXIT = re.compile(r"#.*\bexits (\d+)\b")
 
 
 def readme_commands() -> list[tuple[str, int]]:
-    """(command line, expected exit code) for every line of the README's sh blocks."""
-    text = (REPO / "README.md").read_text()
-    commands = []
-    for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.M | re.S):
-        for line in block.splitlines():
-            stripped = line.strip()
-            if not stripped or stripped.startswith("#") or stripped.startswith(SETUP_PREFIXES):
-                continue
-            promised = EXPECTED_EXIT.search(line)
-            commands.append((line, int(promised.group(1)) if promised else 0))
-    return commands
+    """(command, expected exit code) for every command of the README's sh and console blocks
+    (tests/helpers/docs_blocks.py: skip markers honoured, as in tests/e2e/test_docs_examples.py)."""
+    return [
+        (command.text, command.expected_exit)
+        for block in runnable(REPO / "README.md")
+        if block.lang != "python"
+        for command in shell_commands(block)
+        if not command.text.strip().startswith(SETUP_PREFIXES)
+    ]
 
 
 def test_the_readme_has_both_tools_quick_starts() -> None:
@@ -59,50 +53,16 @@ def test_readme_commands_pasted_at_the_repository_root(tmp_path: Path) -> None:
     shutil.copy(REPO / "README.md", root)
     shutil.copytree(REPO / "examples", root / "examples")
     commands = readme_commands()
-    script = ["set +e"]
-    for index, (line, _) in enumerate(commands):
-        pasted = line.replace("/tmp/", f"{tmp_path}/")
-        script += [
-            f"echo '@@ {index}'; echo '@@ {index}' >&2",
-            pasted,
-            f'echo "@@ rc {index} $?"',
-        ]
     bin_dir = Path(sys.executable).parent
     env = {"HOME": str(home), "PATH": f"{bin_dir}:/usr/bin:/bin", "LANG": "C.UTF-8"}
-    proc = subprocess.Popen(
-        ["bash", "-c", "\n".join(script)],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # the README's background sandbox is in this group
+    # the README's background sandbox is killed with the shell's session at the end
+    pasted = paste_into_bash(
+        [line for line, _ in commands], cwd=root, env=env, tmp_dir=tmp_path, timeout=180
     )
-    try:
-        out, err = proc.communicate(timeout=180)  # a hang guard, not a measurement
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # whatever a failed `kill %1` left running
-        except ProcessLookupError:
-            pass
-    codes = {int(m[0]): int(m[1]) for m in re.findall(r"^@@ rc (\d+) (\d+)$", out, flags=re.M)}
-    for index, (line, expected) in enumerate(commands):
-        its_err = _section(err, index)
-        assert codes.get(index) == expected, (
-            f"README command {line!r} exited {codes.get(index)}, expected {expected}:\n"
-            f"{_section(out, index)}\n{its_err}"
-        )
-        assert "Traceback" not in its_err, (line, its_err)
+    pasted.check([(line, expected, "README.md") for line, expected in commands])
     runs = list((root / "examples" / "local" / "artifacts" / "runpod").iterdir())
     assert len(runs) == 1  # and ls-runs/events above read exactly that run
-    assert runs[0].name in _section(out, _index_of(commands, "runpod-deploy ls-runs"))
-
-
-def _section(text: str, index: int) -> str:
-    """What the command at `index` printed (between its marker and the next)."""
-    start = text.find(f"@@ {index}\n")
-    end = text.find(f"@@ {index + 1}\n", start)
-    return text[start : end if end != -1 else None]
+    assert runs[0].name in pasted.out_of(_index_of(commands, "runpod-deploy ls-runs"))
 
 
 def _index_of(commands: list[tuple[str, int]], prefix: str) -> int:

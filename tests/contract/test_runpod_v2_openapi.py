@@ -110,6 +110,29 @@ def test_the_pod_lifecycle_answers_as_documented(api: Client) -> None:
     assert api.call("DELETE", f"/v2/pods/{pid}")[0] == 404
 
 
+def test_starting_until_the_ssh_delay_and_no_ssh_without_22_tcp(
+    api: Client, sandbox: RunPodSandbox
+) -> None:
+    sandbox.faults.ssh_ready_delay_sec = 3600
+    slow = _create(api, ports=["22/tcp"])
+    got = api.call("GET", f"/v2/pods/{slow['id']}")[2]
+    assert (got["status"], got["ssh"]["direct"], got["runtime"]) == ("STARTING", None, None)
+    assert got["actions"] == ["stop", "terminate"]
+    sandbox.faults.ssh_ready_delay_sec = 0
+    web = _create(api, ports=["8888/http"])
+    got = api.call("GET", f"/v2/pods/{web['id']}")[2]
+    assert (got["status"], got["ssh"]["direct"]) == ("RUNNING", None)
+    assert got["runtime"]["ports"] == [
+        {"private": 8888, "public": None, "type": "http", "ip": None}
+    ]
+    sandbox.faults.ssh_never_ready = True
+    mute = _create(api, ports=["22/tcp"])
+    got = api.call("GET", f"/v2/pods/{mute['id']}")[2]
+    assert (got["status"], got["ssh"]["direct"], got["runtime"]["ports"]) == ("RUNNING", None, [])
+    for pod in (slow, web, mute):
+        api.call("DELETE", f"/v2/pods/{pod['id']}")
+
+
 def test_logs_are_server_sent_events_with_resumable_ids(api: Client) -> None:
     pid = _create(api)["id"]
     api.call("GET", f"/v2/pods/{pid}")

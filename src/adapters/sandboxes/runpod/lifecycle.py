@@ -334,12 +334,15 @@ class SandboxState:
         del self.pods[pod.id]
         self.terminated.append(pod.id)
 
+    def container_up(self, pod: SandboxPod) -> bool:
+        """The running pod's container has started (the SSH publish delay has passed)."""
+        return pod.status == RUNNING and time.monotonic() >= pod.started_at + pod.ready_delay
+
     def publish(self, pod: SandboxPod) -> bool:
-        """Whether the running pod's 22/tcp mapping is published now (starting sshd if so)."""
+        """Whether the running pod's 22/tcp mapping is published now (starting sshd if so): its
+        container is up, it asked for 22/tcp, and its image starts sshd (not never_ready)."""
         published = (
-            pod.status == RUNNING
-            and not pod.never_ready
-            and time.monotonic() >= pod.started_at + pod.ready_delay
+            self.container_up(pod) and not pod.never_ready and "22/tcp" in pod.ports.split(",")
         )
         if published and pod.ssh_port is None:
             pod.ssh_port = self.hosting.start(pod)

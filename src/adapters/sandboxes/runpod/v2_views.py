@@ -39,7 +39,8 @@ def pod_status(state: SandboxState, pod: SandboxPod, *, just_created: bool = Fal
         return "EXITED"
     if just_created:
         return "PROVISIONING"
-    if pod.never_ready or state.publish(pod):
+    state.publish(pod)
+    if pod.never_ready or state.container_up(pod):
         return "RUNNING"
     return "STARTING"
 

@@ -18,13 +18,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
 from pegboard.adapters.ssh_errors import describe_target, map_connect_error
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
+from pegboard.adapters.ssh_keys import load_keys
 from pegboard.domain.errors import PortError, Transient, Unauthorized
 
 if TYPE_CHECKING:  # paramiko costs ~0.1 s to import: only a real connection loads it
@@ -269,29 +269,11 @@ class SshConnection:
         )
 
     def _load_keys(self) -> list[PKey]:
-        if self._keys is not None:
-            return self._keys
-        from paramiko.agent import Agent
-        from paramiko.pkey import PKey
-        from paramiko.ssh_exception import PasswordRequiredException
-
-        keys: list[PKey] = []
-        if self.target.key_path:
-            path = Path(self.target.key_path).expanduser()
-            if not path.is_file():
-                raise Unauthorized(f"ssh key not found: {path} (ssh.key_path)")
-            try:
-                keys.append(PKey.from_path(path))
-            except PasswordRequiredException as exc:
-                raise map_connect_error(
-                    exc, target=str(self.target), timeout=self.connect_timeout
-                ) from None
-            except Exception as exc:  # one line for any unreadable key
-                raise Unauthorized(f"cannot use ssh key {path}: {exc}") from None
-        if self.target.use_agent:
-            keys.extend(Agent().get_keys())
-        self._keys = keys
-        return keys
+        if self._keys is None:
+            self._keys = load_keys(
+                self.target.key_path, use_agent=self.target.use_agent, target=str(self.target)
+            )
+        return self._keys
 
 
 def load_paramiko() -> None:

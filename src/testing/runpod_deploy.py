@@ -144,6 +144,9 @@ class RunpodDeploy:
         with ExitStack() as stack:
             stack.enter_context(container.override_providers(**overrides))
             stack.enter_context(_process_environ(self.environ, prefix="RUNPOD_"))
+            # `validate` reads HOME from the process (it keeps clear of the container): the
+            # same home, so it checks the ssh key this harness made.
+            stack.enter_context(_process_environ({"HOME": str(self.home)}, prefix="HOME"))
             yield
 
     def _fake_backend(self) -> Any:

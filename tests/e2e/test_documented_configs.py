@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.ssh_keys import install_ssh_key
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "documented_configs"
 CONFIGS = sorted(DATA.glob("*.yaml"))
 SECRET_VALUE = "documented-secret-value"
@@ -46,6 +48,7 @@ def needed_env(expect: str) -> dict[str, str]:
 def workdir(tmp_path: Path) -> Path:
     """A copy of the data (dry runs write artifacts/ under the project root), HOME elsewhere."""
     (tmp_path / "home").mkdir()
+    install_ssh_key(tmp_path / "home")  # validate checks the key the configs name
     shutil.copytree(DATA, tmp_path / "configs")
     return tmp_path
 

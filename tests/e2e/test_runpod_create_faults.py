@@ -21,20 +21,30 @@ POD = {
     "datacenters": ["EU-RO-1", "US-TX-3"],
     "gpu_order": [A4000, A4500],
 }
-# GraphQL's `myself { pods }` is the listing the lookup by name reads; the adapter retries
-# each lookup 3 times, so 7 failures outlast two whole lookups.
-LISTING = "myself"
+# The listing the lookup by name reads: GraphQL's `myself { pods }`, or REST v2's listPods
+# (whichever the adapter speaks). The adapter retries each lookup 3 times, so 7 failures
+# outlast two whole lookups.
+LISTINGS = ("myself", "listPods")
+
+
+def _fail_listings(deploy: CloudDeploy, times: int) -> None:
+    for operation in LISTINGS:
+        deploy.sandbox.faults.http_503[operation] = times
+
+
+def _listing_failures_used(deploy: CloudDeploy, times: int) -> int:
+    return max(times - deploy.sandbox.faults.http_503.get(op, 0) for op in LISTINGS)
 
 
 def test_a_5xx_with_a_failing_lookup_finds_the_pod_and_creates_no_second(tmp_path: Path) -> None:
     deploy = CloudDeploy(tmp_path)
     try:
         deploy.sandbox.faults.create_5xx_after_pod_exists = 1
-        deploy.sandbox.faults.http_503[LISTING] = 7
+        _fail_listings(deploy, 7)
         done = deploy.run(deploy.config("hello", pod=POD))
         stderr = done.stderr.decode()
         assert done.returncode == 0, stderr[-3000:]
-        assert deploy.sandbox.faults.http_503[LISTING] == 0  # the lookups did fail
+        assert _listing_failures_used(deploy, 7) == 7  # the lookups did fail
         (pod_id,) = deploy.terminated()  # one pod, adopted, used and deleted
         assert deploy.live_pods() == {}
         manifest = manifest_of(done)
@@ -86,7 +96,7 @@ def test_random_create_faults_leave_every_pod_deleted_or_named_and_releasable(
                 faults.stock_out_at_create.append(StockOut(A4000, times=stock_outs))
             faults.create_5xx_after_pod_exists = create_5xx
             if listing_503:
-                faults.http_503[LISTING] = listing_503
+                _fail_listings(deploy, listing_503)
             lifecycle = {"on_success": on_success, "on_failure": "stop"}
             done = deploy.run(deploy.config("hello", pod=POD, lifecycle=lifecycle))
             manifest = manifest_of(done)

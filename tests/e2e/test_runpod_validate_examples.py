@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from helpers.ssh_keys import install_ssh_key
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "runpod"
@@ -31,9 +35,20 @@ def executable() -> str:
     return found
 
 
+_HOME = tempfile.TemporaryDirectory(prefix="pegboard-validate-home-")
+
+
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """The CLI with a scratch HOME holding the key the examples name (~/.ssh/id_ed25519)."""
+    home = Path(_HOME.name)
+    install_ssh_key(home)
     return subprocess.run(
-        [executable(), *args], cwd=cwd, capture_output=True, text=True, timeout=60
+        [executable(), *args],
+        cwd=cwd,
+        env={**os.environ, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -60,8 +60,12 @@ def check_config(
     unique_suffix: str,
     environ: Mapping[str, str],
     gpu_cloud: Callable[[], GpuCloud],
+    ssh_key_problem: KeyProblem | None = None,
 ) -> LoadedJob:
-    """Every check `validate` asked for; raises ConfigError/UsageError/PegboardError."""
+    """Every check `validate` asked for; raises ConfigError/UsageError/PegboardError.
+
+    `ssh_key_problem(key_path, use_agent)`: why no SSH login could work with these settings
+    (None: fine); asked for the providers that log in over SSH (runpod, ssh)."""
     loaded = load_job(
         config_path=request.config_path,
         read_document=read_document,
@@ -74,12 +78,18 @@ def check_config(
         max_runtime_minutes=request.max_runtime_minutes,
     )
     logger.info(loaded.budget.summary())
-    _check_secret_sources(loaded, environ)
+    problems = _secret_source_problems(loaded, environ)
+    if ssh_key_problem is not None:
+        problems += _ssh_key_problems(loaded, home, ssh_key_problem)
+    if request.check_local:
+        problems += _required_path_problems(loaded)
+    if problems:
+        raise ConfigError(problems)
+    if request.check_local:
+        logger.info("[check-local] %d required path(s) present", len(loaded.job.required_paths))
     warning = several_datacenters_warning(loaded.spec)
     if warning is not None:
         logger.warning("[validate] %s", warning)
-    if request.check_local:
-        _check_required_paths(loaded)
     if request.scan_consumer:
         from .consumer_scan import scan_consumer
 
@@ -95,7 +105,32 @@ def check_config(
     return loaded
 
 
-def _check_required_paths(loaded: LoadedJob) -> None:
+KeyProblem = Callable[[str | None, bool], str | None]
+_SSH_PROVIDERS = (Provider.RUNPOD, Provider.SSH)
+
+
+def _ssh_key_problems(loaded: LoadedJob, home: str, problem_of: KeyProblem) -> list[ConfigProblem]:
+    """The key a run would log in with: there, readable, a key (or the agent holds one)."""
+    from .provider_locators import configured_key_path
+
+    spec, document = loaded.spec, loaded.document
+    if spec.pod.provider not in _SSH_PROVIDERS:
+        return []
+    problem = problem_of(configured_key_path(spec.ssh, home), spec.ssh.use_agent)
+    if problem is None:
+        return []
+    where = ("ssh", "key_path") if document.line_of(("ssh", "key_path")) else ("ssh",)
+    return [
+        ConfigProblem(
+            source=document.source,
+            line=document.line_of(where),
+            path="ssh.key_path",
+            message=problem,
+        )
+    ]
+
+
+def _required_path_problems(loaded: LoadedJob) -> list[ConfigProblem]:
     document = loaded.document
     problems = []
     for index, path in enumerate(loaded.job.required_paths):
@@ -109,29 +144,24 @@ def _check_required_paths(loaded: LoadedJob) -> None:
                     message=f"does not exist: {path}",
                 )
             )
-    if problems:
-        raise ConfigError(problems)
-    logger.info("[check-local] %d required path(s) present", len(loaded.job.required_paths))
+    return problems
 
 
-def _check_secret_sources(loaded: LoadedJob, environ: Mapping[str, str]) -> None:
+def _secret_source_problems(loaded: LoadedJob, environ: Mapping[str, str]) -> list[ConfigProblem]:
     """Each secret's environment variable set and file present, as `run` will need them."""
     document = loaded.document
     missing = missing_secret_sources(
         loaded.job.secrets, is_set=lambda name: name in environ, is_file=os.path.isfile
     )
-    if missing:
-        raise ConfigError(
-            [
-                ConfigProblem(
-                    source=document.source,
-                    line=document.line_of(("secrets", item.index)),
-                    path=f"secrets[{item.index}]",
-                    message=item.message,
-                )
-                for item in missing
-            ]
+    return [
+        ConfigProblem(
+            source=document.source,
+            line=document.line_of(("secrets", item.index)),
+            path=f"secrets[{item.index}]",
+            message=item.message,
         )
+        for item in missing
+    ]
 
 
 def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) -> None:

@@ -120,6 +120,7 @@ def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
         cloud=provider.cloud,
         open_shell=provider.open_shell,
         open_sync=provider.open_sync,
+        check_usable=lambda: _check_ssh_key(target.key_path, use_agent=target.use_agent),
         create_proves_shell=True,  # the claim is one command over the run's one connection
         locator={
             "host": target.host,
@@ -176,10 +177,16 @@ def _runpod_backend(
         return {"PUBLIC_KEY": public} if public else {}
 
     cloud: GpuCloud = RunPodGpuCloud(environ=environ, home=home)
+
+    def check_usable() -> None:
+        _check_runpod_account(environ, home)
+        _check_ssh_key(key_path, use_agent=use_agent)
+
     return Backend(
         cloud=cloud,
         open_shell=pods.open_shell,
         open_sync=pods.open_sync,
+        check_usable=check_usable,
         locator={
             "key_path": key_path,
             "use_agent": use_agent,
@@ -188,6 +195,38 @@ def _runpod_backend(
         close=pods.close,
         pod_env=pod_env,
     )
+
+
+def _check_ssh_key(key_path: str | None, *, use_agent: bool) -> None:
+    """A key no connection could log in with is a usage error before any pod exists (a pod
+    created without one bills for its whole ready timeout)."""
+    from pegboard.adapters.ssh_keys import key_problem
+
+    problem = key_problem(key_path, use_agent=use_agent)
+    if problem is not None:
+        raise UsageError(f"ssh.key_path: {problem}")
+
+
+RUNPOD_INSTALL_HINT = (
+    "install it: pip install '.[runpod]' (in a pegboard checkout) or "
+    "pip install 'pegboard[runpod]' (from a package index)"
+)
+
+
+def _check_runpod_account(environ: Mapping[str, str], home: str) -> None:
+    """The RunPod adapter is installed and an API key is there (not checked against RunPod)."""
+    try:
+        from pegboard.adapters.runpod.credentials import api_key
+    except ImportError as exc:  # an optional dependency of the adapter is missing
+        raise UsageError(
+            f"pod.provider runpod is not available in this install ({exc}); {RUNPOD_INSTALL_HINT}"
+        ) from None
+    from pegboard.domain.errors import PortError
+
+    try:
+        api_key(environ, Path(home))
+    except PortError as exc:
+        raise UsageError(f"pod.provider runpod: {exc}") from None
 
 
 def _backend_for(backends: providers.Aggregate[Backend]) -> BackendFor:

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.errors import NotFound, PortError, Unauthorized
 from pegboard.domain.gpujob.monitor import LogMonitor, Outcome, StepEvent, Verdict
 from pegboard.domain.gpujob.plan import RunBudget
 from pegboard.domain.gpujob.records import metrics_command, parse_metrics
@@ -27,7 +27,7 @@ from pegboard.domain.gpujob.templates import (
 from pegboard.domain.input_limits import InputRejected
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import POD_TERMINATED, GpuCloud, PodStatus
-from pegboard.domain.ports.remote_shell import ByteStream, RemoteShell
+from pegboard.domain.ports.remote_shell import ByteStream, HostKeyRejected, RemoteShell
 from pegboard.domain.secret_masking import MaskingStream, SecretMasker
 
 from .run_types import PhaseFailed, Timing
@@ -104,6 +104,10 @@ class PodNeverReady(PhaseFailed):
     """The pod did not answer on SSH within the ready timeout: no work is on it."""
 
 
+# What no wait can fix: a key missing, unusable or refused, a changed host key. (RunPod's images
+# put PUBLIC_KEY into authorized_keys before sshd starts, so a refusal is final, not a race.)
+NEVER_RETRIED = (Unauthorized, HostKeyRejected)
+
 READY_HEARTBEAT_SEC = 30.0  # a waiting run says so at least this often (a cold pull takes minutes)
 
 
@@ -143,9 +147,13 @@ def wait_until_ready(
                     return status, shell
                 except PortError as exc:
                     shell.close()
+                    if isinstance(exc, NEVER_RETRIED):
+                        raise
                     last = f"{status.desired_status}, shell not answering ({exc})"
         except NotFound:
             raise PhaseFailed(f"pod {pod_id} disappeared while starting") from None
+        except NEVER_RETRIED as exc:
+            raise PhaseFailed(f"pod {pod_id}: {exc} (no retry can fix this)") from None
         except PortError as exc:
             last = f"status query failed ({exc})"
         now = clock.monotonic()

@@ -41,7 +41,7 @@ def config_locator(
     """What the config says about reaching its pods (the `ssh:` section), for `run`."""
     ssh = spec.ssh
     locator: dict[str, Any] = {
-        "key_path": _key_path(ssh, home),
+        "key_path": configured_key_path(ssh, home),
         "use_agent": ssh.use_agent,
         "known_hosts": str(pinned_host_keys),
         "connect_timeout": min(MAX_CONNECT_TIMEOUT_SEC, float(ready_timeout_sec)),
@@ -75,7 +75,7 @@ def forget_pinned_host_keys(run_pointer: Path) -> None:
         pass  # a leftover pin is harmless: it only ever names that pod
 
 
-def _key_path(ssh: SshSpec, home: str) -> str | None:
+def configured_key_path(ssh: SshSpec, home: str) -> str | None:
     """The key file to offer, `~` as the run's HOME; None when the agent is asked and the
     default key is absent (a missing key the user named is still an error, when connecting)."""
     path = ssh.key_path

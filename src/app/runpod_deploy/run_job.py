@@ -93,7 +93,9 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
     run's pinned host key file beside its pointer)."""
     provider = str(loaded.spec.pod.provider)
     if deps.backend_at is None:
-        return deps.backend_for(provider)
+        backend = deps.backend_for(provider)
+        backend.check_usable()
+        return backend
     state_dir = state_paths(deps.home, deps.environ).directory
     run_pointer = run_pointer_path(state_dir, posixpath.basename(loaded.job.run_dir))
     locator = config_locator(
@@ -102,7 +104,13 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
         pinned_host_keys=pinned_host_keys_path(run_pointer),
         ready_timeout_sec=request.ssh_ready_timeout_sec or loaded.spec.budget.ssh_ready_timeout_sec,
     )
-    return deps.backend_at(provider, locator)
+    backend = deps.backend_at(provider, locator)
+    try:
+        backend.check_usable()  # no API key, no usable ssh key: exit 2, nothing recorded
+    except BaseException:
+        _close(backend)
+        raise
+    return backend
 
 
 class _MaskSecrets(logging.Filter):

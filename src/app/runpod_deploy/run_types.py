@@ -85,6 +85,9 @@ class Backend:
     # What a new pod's environment must hold for this backend to reach it (RunPod: PUBLIC_KEY);
     # asked once, just before the first create.
     pod_env: Callable[[], Mapping[str, str]] = _no_pod_env
+    # Raises UsageError (one line: what is missing and the fix) when this backend cannot work
+    # at all: no API key, no usable ssh key. `run` asks before anything is recorded or created.
+    check_usable: Callable[[], None] = _nothing_to_close
     # The create call itself ran a command over the connection the pod's shell uses (the ssh
     # provider's claim), so a pod this run just created needs no separate ready probe.
     create_proves_shell: bool = False

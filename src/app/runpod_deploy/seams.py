@@ -68,6 +68,13 @@ def runpod_gpu_cloud(environ: Mapping[str, str]) -> GpuCloud:
     return RunPodGpuCloud(environ=environ, home=home_dir(environ))
 
 
+def ssh_key_problem(key_path: str | None, use_agent: bool) -> str | None:
+    """Why no SSH login could work with this key file / agent setting (one line), or None."""
+    from pegboard.adapters.ssh_keys import key_problem
+
+    return key_problem(key_path, use_agent=use_agent)
+
+
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.ssh_keys import install_ssh_key
+
 REPO = Path(__file__).resolve().parents[3]
 
 PROBE = """
@@ -49,6 +51,7 @@ main()
 )
 def test_client_side_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
     (tmp_path / "project").mkdir()  # not HOME itself: a project root there is refused
+    install_ssh_key(tmp_path)  # validate checks the key the config names
     shutil.copy(REPO / "examples" / "runpod" / "hello.yaml", tmp_path / "project" / "hello.yaml")
     dump = tmp_path / "modules.json"
     result = subprocess.run(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from helpers.runpod_configs import MINIMAL_YAML, with_sections
+from helpers.ssh_keys import install_ssh_key
 from pegboard.app.runpod_deploy.cli import main
 
 POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
@@ -30,6 +31,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """HOME for every seam (validate reads it directly; run through the container)."""
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
+    install_ssh_key(home)  # the key the configs name (~/.ssh/id_ed25519) is there
     monkeypatch.setenv("HOME", str(home))
     yield home
 
@@ -359,3 +361,20 @@ def test_an_unused_vars_file_entry_is_a_warning(
     code, out, err = validate(capsys, write(home, text), "--vars-file", str(vars_file))
     assert code == 0, err
     assert "--vars-file: seed: no template in" in err and out.startswith("ok: ")
+
+
+def test_a_missing_ssh_key_is_a_problem_naming_ssh_key_path(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / ".ssh" / "id_ed25519").unlink()  # the default key the config relies on
+    err = expect_rejected(
+        capsys, write(home, MINIMAL_YAML), "ssh.key_path", "ssh key not found", "ssh-keygen"
+    )
+    assert str(home / ".ssh" / "id_ed25519") in err
+    broken = home / "broken"
+    broken.write_text("not a key\n")
+    text = with_sections(ssh={"key_path": str(broken)})
+    expect_rejected(capsys, write(home, text, "b.yaml"), "ssh.key_path", "is not a private key")
+    local = with_sections(pod={"provider": "local", **POD})  # no SSH: no key needed
+    code, _out, err = validate(capsys, write(home, local, "l.yaml"))
+    assert code == 0, err

@@ -95,6 +95,7 @@ def validate(
         unique_suffix=shared_seams.random_hex(),
         environ=os.environ,
         gpu_cloud=_runpod_cloud,
+        ssh_key_problem=seams.ssh_key_problem,
     )
     click.echo(f"ok: {config_path} (job {loaded.job.job_name})")
     return EXIT_OK

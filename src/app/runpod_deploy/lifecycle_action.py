@@ -128,6 +128,7 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
             volume_gb=session.status.volume_gb if session else None,
             pod_dir=session.pod_dir if session else None,
             cost_per_hour_usd=session.status.cost_per_hour_usd if session else None,
+            stopped_why="for forensics" if progress.failed else "(lifecycle.on_success: stop)",
         )
         if note:
             progress.leave(note)

@@ -266,6 +266,7 @@ def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider:
         provider=provider,
         state_file=None if request.state_file is None else str(request.state_file),
         volume_gb=status.volume_gb,
+        stopped_why="(cleanup --mode stop)",
     )
     if note:
         logger.warning("%s", note)
@@ -314,7 +315,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
         )
     if not selection.delete:
         logger.info("no stopped pod to delete (%s)", provider)
-        return EXIT_OK
+        return _offer_to_remove_dangling(request, deps, cloud)
     report = stale_report(
         pods=selection.delete,
         pointers={},
@@ -356,4 +357,42 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
     if failures:
         logger.error("%d delete(s) failed: %s", len(failures), "; ".join(failures))
         return EXIT_CLEANUP_PARTIAL
+    return _offer_to_remove_dangling(request, deps, cloud)
+
+
+def _offer_to_remove_dangling(
+    request: BulkCleanup,
+    deps: PodCommandDeps,
+    cloud: GpuCloud,
+) -> int:
+    """State files whose pod is gone (or, written before a create that never happened, never
+    existed): listed, and removed after confirmation, each only while it still names the same
+    pod (a run writing it meanwhile keeps it)."""
+    pointers = user_pointers(state_paths(deps.home, deps.environ))
+    dangling = stale_report(
+        pods=cloud.list_pods(),
+        pointers=pointers,
+        provider=request.provider,
+        now=deps.clock.now(),
+        usd_per_gb_month=0.0,
+    ).dangling
+    if not dangling:
+        return EXIT_OK
+    deps.out("dangling state files (their pod is gone, or was never created):")
+    for pointer in dangling:
+        deps.out(f"  {pointer.state_file}  (pod {pointer.pod_id or 'never created'})")
+    if request.dry_run:
+        logger.info("[dry-run] would remove %d dangling state file(s)", len(dangling))
+        return EXIT_OK
+    if not request.yes:
+        answer = deps.ask(f"Remove these {len(dangling)} dangling state file(s)? [y/N] ")
+        if answer is None or answer.strip().lower() not in ("y", "yes"):
+            logger.info("dangling state files kept")
+            return EXIT_OK
+    for pointer in dangling:
+        data = pointers.get(pointer.state_file) or {}
+        if unlink_pointer_if_names(
+            Path(pointer.state_file), pointer.pod_id or None, pod_name=pointer_pod_name(data)
+        ):
+            logger.info("removed the state file %s", pointer.state_file)
     return EXIT_OK

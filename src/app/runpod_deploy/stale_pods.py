@@ -62,7 +62,12 @@ def list_stale(*, provider: str, output: str, deps: PodCommandDeps) -> int:
     if report.dangling:
         if report.pods:
             deps.out("")
-        deps.out("dangling state files (their pod is gone; safe to delete):")
+        deps.out("dangling state files (their pod is gone, or was never created; safe to delete):")
         for pointer in report.dangling:
-            deps.out(f"  {pointer.state_file}  (pod {pointer.pod_id})")
+            deps.out(f"  {pointer.state_file}  (pod {pointer.pod_id or 'never created'})")
+        logger.info(
+            "remove one: runpod-deploy cleanup --state-file FILE; all of them (asks first): "
+            "runpod-deploy cleanup --all-stopped --provider %s",
+            provider,
+        )
     return 0

@@ -121,12 +121,14 @@ def leftover_note(
     volume_gb: int | None,
     pod_dir: str | None = None,
     cost_per_hour_usd: float | None = None,
+    stopped_why: str = "for forensics",
 ) -> str | None:
     """What the action left behind, what it costs per hour, the exact command that removes it
     and where to see everything left (None: nothing left).
 
     `cost_per_hour_usd` is the pod's compute price: billed on while it is preserved (running),
-    released by stop and recycle, which leave only the disk billing.
+    released by stop and recycle, which leave only the disk billing. `stopped_why` ends the
+    first line of a stop: "for forensics" after a failure, else what asked for it.
     """
     if action is LifecycleAction.DELETE:
         return None
@@ -138,7 +140,7 @@ def leftover_note(
     elif action is LifecycleAction.RECYCLE:
         what = f"pod {pod_id!r} stopped and kept for the next run (recycle)"
     else:
-        what = f"pod {pod_id!r} stopped for forensics"
+        what = f"pod {pod_id!r} stopped {stopped_why}"
     lines = [what + "."]
     billed = provider not in UNBILLED_PROVIDERS
     disk_per_hour = (volume_gb or 0) * STORAGE_USD_PER_GB_MONTH / HOURS_PER_MONTH

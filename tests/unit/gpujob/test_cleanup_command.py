@@ -315,3 +315,27 @@ def test_cli_cleanup_finds_the_state_file_through_the_config(
     code, _, err = _cli(h, ["cleanup", "--config", str(config), "--var", "flavour=spicy"], capsys)
     assert code == 0, err
     assert pod not in h.live_ids() and not pointer.exists()
+
+
+def test_a_pointer_of_a_run_killed_before_create_is_offered_for_removal(
+    h: PodToolsHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pegboard.app.runpod_deploy.state_paths import state_paths
+
+    runs = state_paths(str(h.home), {}).directory / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    intent = runs / f"{STAMP}.json"
+    intent.write_text(json.dumps({"pod_id": None, "pod_name": OURS, "provider": "local"}))
+    kept = h.pointer("kept", h.pod(OURS + "x"))  # a pointer whose pod exists: not dangling
+    caplog.set_level("INFO")
+    assert list_stale(provider="local", output="table", deps=h.deps()) == 0
+    assert any(str(intent) in line and "never created" in line for line in h.lines)
+    assert "cleanup --all-stopped --provider local" in caplog.text  # ls-stale says how
+    h.lines.clear()
+    h.answer = "n\n"
+    bulk = BulkCleanup(provider="local", name_prefixes=("nothing-",))
+    assert cleanup_all_stopped(bulk, h.deps()) == 0
+    assert intent.exists() and any("Remove these 1 dangling" in p for p in h.prompts)
+    h.answer = "y\n"
+    assert cleanup_all_stopped(bulk, h.deps()) == 0
+    assert not intent.exists() and kept.exists()

@@ -351,3 +351,21 @@ def test_local_pods_follow_the_same_xdg_rule() -> None:
     assert pods_root({"XDG_DATA_HOME": "/d"}) == Path("/d/pegboard/local-pods")
     assert pods_root({"XDG_DATA_HOME": "relative"}) == Path("/h/.local/share/pegboard/local-pods")
     assert pods_root({"PEGBOARD_LOCAL_PODS_ROOT": "/p", "XDG_DATA_HOME": "/d"}) == Path("/p")
+
+
+@pytest.mark.parametrize(
+    ("job", "expected", "not_expected"),
+    [
+        (GOOD_JOB, "stopped (lifecycle.on_success: stop)", "forensics"),
+        (FAILING_JOB, "stopped for forensics", "on_success"),
+    ],
+    ids=["success", "failure"],
+)
+def test_the_stop_note_says_why_the_pod_was_stopped(
+    tmp_path: Path, job: Any, expected: str, not_expected: str
+) -> None:
+    h = RunHarness(tmp_path, config={"lifecycle": {"on_success": "stop", "on_failure": "stop"}})
+    h.host.script_job(job)
+    h.host.put("/workspace/out/result.json", b"{}")
+    manifest = h.manifest(h.run())
+    assert expected in manifest["left_behind"] and not_expected not in manifest["left_behind"]

@@ -68,7 +68,15 @@ def default_pod_spec(spec: JsonObject) -> None:
             container.setdefault("imagePullPolicy", image_pull_policy(container.get("image", "")))
             container.setdefault("terminationMessagePath", "/dev/termination-log")
             container.setdefault("terminationMessagePolicy", "File")
-            container.setdefault("resources", {})
+            resources = container.setdefault("resources", {})
+            # SetDefaults_Pod (pkg/apis/core/v1/defaults.go): a limit without a request makes
+            # the request equal to it (what ResourceQuota's requests.* then counts).
+            limits = resources.get("limits")
+            if isinstance(limits, dict) and limits:
+                requests = resources.setdefault("requests", {})
+                if isinstance(requests, dict):
+                    for key, value in limits.items():
+                        requests.setdefault(key, value)
 
 
 def qos_class(spec: JsonObject) -> str:

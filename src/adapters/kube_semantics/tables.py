@@ -264,6 +264,35 @@ def _namespace_row(namespace: Mapping[str, Any], now_ns: int) -> list[Any]:
 
 _NAMESPACE_COLUMNS = [_column("Name", fmt="name"), _column("Status"), _column("Age")]
 
+
+def _quota_row(quota: Mapping[str, Any], now_ns: int) -> list[Any]:
+    """printResourceQuota (pkg/printers/internalversion/printers.go): `used/hard` per key,
+    limits.* under LIMIT, the rest under REQUEST, each sorted by name."""
+    status = quota.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    request = [
+        f"{k}: {used.get(k, '0')}/{hard[k]}" for k in sorted(hard) if not k.startswith("limits.")
+    ]
+    limit = [f"{k}: {used.get(k, '0')}/{hard[k]}" for k in sorted(hard) if k.startswith("limits.")]
+    return [
+        quota["metadata"]["name"],
+        _since(quota["metadata"].get("creationTimestamp"), now_ns),
+        ", ".join(request),
+        ", ".join(limit),
+    ]
+
+
+_QUOTA_COLUMNS = [_column("Name", fmt="name"), _column("Age"), _column("Request"), _column("Limit")]
+
+
+def _limit_range_row(limit_range: Mapping[str, Any], now_ns: int) -> list[Any]:
+    """printLimitRange: its name and creation time."""
+    del now_ns
+    return [limit_range["metadata"]["name"], limit_range["metadata"].get("creationTimestamp", "")]
+
+
+_LIMIT_RANGE_COLUMNS = [_column("Name", fmt="name"), _column("Created At", "date")]
+
 Printer = tuple[list[JsonObject], Callable[[Mapping[str, Any], int], list[Any]]]
 PRINTERS: dict[str, Printer] = {
     "Pod": (_POD_COLUMNS, _pod_row),
@@ -271,6 +300,8 @@ PRINTERS: dict[str, Printer] = {
     "Event": (_EVENT_COLUMNS, _event_row),
     "Lease": (_LEASE_COLUMNS, _lease_row),
     "Namespace": (_NAMESPACE_COLUMNS, _namespace_row),
+    "ResourceQuota": (_QUOTA_COLUMNS, _quota_row),
+    "LimitRange": (_LIMIT_RANGE_COLUMNS, _limit_range_row),
 }
 
 

@@ -17,6 +17,15 @@ from .events import record_event
 from .store import JOBS, PODS, Change, JsonObject, Store
 
 Deleter = Callable[[str, str], None]  # (namespace, job name): delete with Background propagation
+# The apiserver's admission of a pod create: admit(pod, create) -> (create's result, warnings),
+# or a StatusError when a plugin refuses it (see admission.Admission.admit_pod_and).
+PodAdmission = Callable[
+    [JsonObject, Callable[[JsonObject], JsonObject]], tuple[JsonObject, list[str]]
+]
+# pkg/controller/job/job_controller.go: a sync that fails (a refused pod create) is retried
+# with the queue's exponential backoff, DefaultJobApiBackOff (1s) doubling to MaxJobApiBackOff.
+FIRST_RETRY_SECONDS = 1.0
+MAX_RETRY_SECONDS = 60.0
 
 
 def _now() -> str:
@@ -26,9 +35,12 @@ def _now() -> str:
 class JobController:
     """Reacts to store changes; the sandbox passes a deleter for the TTL backstop."""
 
-    def __init__(self, store: Store, delete_job: Deleter) -> None:
+    def __init__(
+        self, store: Store, delete_job: Deleter, admit: PodAdmission | None = None
+    ) -> None:
         self._store = store
         self._delete_job = delete_job
+        self._admit = admit
         self._stopping = threading.Event()
         store.subscribe(self._on_change)
 
@@ -56,15 +68,38 @@ class JobController:
         meta = job["metadata"]
         return self._store.update(JOBS, meta["namespace"], meta["name"], mutate)
 
-    def _start_pod(self, job: JsonObject) -> None:
+    def _start_pod(self, job: JsonObject, retry_in: float = FIRST_RETRY_SECONDS) -> None:
         prepared = self._store.prepare_new(
             PODS, rules.pod_for_job(job), job["metadata"]["namespace"]
         )
         default_object(PODS, prepared)
-        # Counted before it exists: a pod that ends at once must find itself counted as active.
-        with contextlib.suppress(StatusError):
-            self._update(job, lambda j: rules.count_started(j, _now()))
-        created = self._store.create(PODS, prepared)
+
+        def create(pod: JsonObject) -> JsonObject:
+            # Counted before it exists: a pod that ends at once must find itself counted as active.
+            with contextlib.suppress(StatusError):
+                self._update(job, lambda j: rules.count_started(j, _now()))
+            return self._store.create(PODS, pod)
+
+        try:
+            created = create(prepared) if self._admit is None else self._admit(prepared, create)[0]
+        except StatusError as exc:
+            if exc.code != 403:
+                raise
+            # controller_utils.go RealPodControl.createPods: the refusal becomes an event on the
+            # Job (FailedCreate, "Error creating: <the apiserver's message>"); the Job stays
+            # active without a pod and the controller tries again later.
+            record_event(
+                self._store,
+                job,
+                reason="FailedCreate",
+                message=f"Error creating: {exc.message}",
+                type="Warning",
+                component="job-controller",
+            )
+            threading.Thread(
+                target=self._retry, args=(job["metadata"]["uid"], retry_in), daemon=True
+            ).start()
+            return
         record_event(
             self._store,
             job,
@@ -72,6 +107,15 @@ class JobController:
             message=f"Created pod: {created['metadata']['name']}",
             component="job-controller",
         )
+
+    def _retry(self, job_uid: str, delay: float) -> None:
+        if self._stopping.wait(delay):
+            return
+        job = self._live_job(job_uid)
+        if job is None or job["spec"].get("suspend"):
+            return
+        with contextlib.suppress(StatusError):
+            self._start_pod(job, min(delay * 2, MAX_RETRY_SECONDS))
 
     def _pod_finished(self, job_uid: str, pod: JsonObject, *, succeeded: bool) -> None:
         job = self._live_job(job_uid)

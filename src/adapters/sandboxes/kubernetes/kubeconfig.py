@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from pegboard.domain.errors import UsageError
@@ -27,12 +28,25 @@ def kubeconfig_text(
     namespace: str = "default",
     *,
     ca_pem: bytes | None = None,
+    extra_users: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """A one-context kubeconfig; strings JSON-quoted, which YAML reads as double-quoted scalars."""
+    """A one-context kubeconfig; strings JSON-quoted, which YAML reads as double-quoted scalars.
+
+    `extra_users` (name, token) each get a user and a context `NAME@CONTEXT` on the same
+    cluster (kubectl --context / squarepeg --context); the current context stays the admin's."""
     q = json.dumps
     ca = ""
     if ca_pem is not None:
         ca = f"\n    certificate-authority-data: {q(base64.b64encode(ca_pem).decode())}"
+    users = "".join(
+        f"\n- name: {q(f'{name}@{context}')}\n  user:\n    token: {q(user_token)}"
+        for name, user_token in extra_users
+    )
+    contexts = "".join(
+        f"\n- name: {q(f'{name}@{context}')}\n  context:\n    cluster: {q(context)}"
+        f"\n    user: {q(f'{name}@{context}')}\n    namespace: {q(namespace)}"
+        for name, _ in extra_users
+    )
     return f"""apiVersion: v1
 kind: Config
 clusters:
@@ -42,13 +56,13 @@ clusters:
 users:
 - name: {q(context)}
   user:
-    token: {q(token)}
+    token: {q(token)}{users}
 contexts:
 - name: {q(context)}
   context:
     cluster: {q(context)}
     user: {q(context)}
-    namespace: {q(namespace)}
+    namespace: {q(namespace)}{contexts}
 current-context: {q(context)}
 preferences: {{}}
 """
@@ -78,6 +92,7 @@ def write_kubeconfig(
     namespace: str = "default",
     *,
     ca_pem: bytes | None = None,
+    extra_users: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write a one-context kubeconfig (mode 0600 from creation: it holds the token); its path.
 
@@ -86,7 +101,9 @@ def write_kubeconfig(
     written.
     """
     target = Path(path)
-    text = kubeconfig_text(server_url, token, context, namespace, ca_pem=ca_pem)
+    text = kubeconfig_text(
+        server_url, token, context, namespace, ca_pem=ca_pem, extra_users=extra_users
+    )
     check_kubeconfig_path(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -18,13 +18,31 @@ import json
 from importlib import resources
 from typing import Any
 
+from pegboard.adapters.kube_semantics.resources import LIMIT_RANGES, NAMESPACES, RESOURCE_QUOTAS
+
 from .store import EVENTS, JOBS, LEASES, PODS, JsonObject, Resource
 
+ACCESS_REVIEWS = Resource(
+    "selfsubjectaccessreviews",
+    "SelfSubjectAccessReview",
+    "authorization.k8s.io/v1",
+    "authorization.k8s.io",
+    namespaced=False,
+)
 # group-version path (as in /openapi/v3) -> resources served there, with their schema names.
 GROUP_VERSIONS: dict[str, list[tuple[Resource, str]]] = {
-    "api/v1": [(PODS, "io.k8s.api.core.v1.Pod"), (EVENTS, "io.k8s.api.core.v1.Event")],
+    "api/v1": [
+        (PODS, "io.k8s.api.core.v1.Pod"),
+        (EVENTS, "io.k8s.api.core.v1.Event"),
+        (NAMESPACES, "io.k8s.api.core.v1.Namespace"),
+        (RESOURCE_QUOTAS, "io.k8s.api.core.v1.ResourceQuota"),
+        (LIMIT_RANGES, "io.k8s.api.core.v1.LimitRange"),
+    ],
     "apis/batch/v1": [(JOBS, "io.k8s.api.batch.v1.Job")],
     "apis/coordination.k8s.io/v1": [(LEASES, "io.k8s.api.coordination.v1.Lease")],
+    "apis/authorization.k8s.io/v1": [
+        (ACCESS_REVIEWS, "io.k8s.api.authorization.v1.SelfSubjectAccessReview")
+    ],
 }
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _PATCH_TYPES = (  # no apply-patch+yaml: the sandbox has no server-side apply
@@ -108,6 +126,25 @@ def _paths(prefix: str, resource: Resource, schema: str) -> JsonObject:
     }
     namespace = {"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}}
     name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+    if resource is ACCESS_REVIEWS:  # create only, never stored
+        return {f"/{prefix}/{resource.plural}": {"post": create}}
+    if not resource.namespaced:  # cluster-scoped: no namespace in the path, no "Namespaced"
+        for operation in (create, replace, patch, delete):
+            operation["operationId"] = operation["operationId"].replace("Namespaced", "")
+        top = f"/{prefix}/{resource.plural}"
+        return {
+            top: {
+                "get": _operation(resource, "list", f"list{kind}", f"{schema}List", *listing),
+                "post": create,
+            },
+            f"{top}/{{name}}": {
+                "get": _operation(resource, "get", f"read{kind}", schema),
+                "put": replace,
+                "patch": patch,
+                "delete": delete,
+                "parameters": [name],
+            },
+        }
     paths = {
         collection: {
             "get": _operation(resource, "list", f"listNamespaced{kind}", f"{schema}List", *listing),
@@ -175,7 +212,7 @@ def group_version_document(prefix: str) -> bytes:
     roots = [_META + name for name in ("Status", "DeleteOptions", "Patch", "WatchEvent")]
     for resource, schema in served:
         paths.update(_paths(prefix, resource, schema))
-        roots += [schema, f"{schema}List"]
+        roots += [schema, f"{schema}List"]  # (a review has no List: _closure skips it)
     document = {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.31.0"},

@@ -11,6 +11,7 @@ import ssl
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from .garbage import delete_with_policy
 from .jobs import JobController
 from .kubeconfig import write_kubeconfig
 from .kubelet import Kubelet
+from .lockdown import apply_documents, label_namespace, pod_security_labels, read_documents
+from .rbac import Rule, User, parse_rules
 from .reaper import SCRATCH_PREFIX, Reaper, hold_scratch_lock, sweep_abandoned_scratch
 from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
 from .stats import ServerStats
@@ -51,7 +54,14 @@ class KubernetesSandbox(Sandbox):
         history_limit: int = 100_000,
         kill_grace_seconds: float = 1.0,
         tls: bool = True,
+        users: Sequence[tuple[str, str]] = (),
+        pod_security: Mapping[str, str] | None = None,
+        objects: Iterable[Any] = (),
     ) -> None:
+        """`users`: (name, rules) pairs, each a token and a kubeconfig context `NAME@CONTEXT`
+        allowed only what its rules say (`get,list,watch,create,delete:pods;get:pods/log`).
+        `pod_security`: namespace -> level (enforce and warn labels). `objects`: Namespace,
+        ResourceQuota and LimitRange documents created before serving."""
         self.token = token or secrets.token_urlsafe(24)
         self.tls = tls
         self.faults = faults or Faults()
@@ -74,13 +84,21 @@ class KubernetesSandbox(Sandbox):
             track_group=self._track_group,
             forget_group=self._forget_group,
         )
-        self.jobs_controller = JobController(self.store, self._ttl_delete)
         self._state = ApiState(
             store=self.store, kubelet=self.kubelet, faults=self.faults, token=self.token
+        )
+        self.jobs_controller = JobController(
+            self.store, self._ttl_delete, admit=self._state.admission.admit_pod_and
         )
         self._server: SandboxHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.url = ""
+        self._state.on_users_changed = self._users_changed
+        for name, rules in users:
+            self._add_user(name, rules)
+        for namespace, level in (pod_security or {}).items():
+            self.label_namespace(namespace, pod_security_labels(level))
+        apply_documents(self.store, self._state.namespaces, objects, source="objects")
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -111,14 +129,7 @@ class KubernetesSandbox(Sandbox):
             port = self._server.server_address[1]
             self._state.port = port
             self.url = f"{'https' if self._tls else 'http'}://127.0.0.1:{port}"
-            write_kubeconfig(
-                self.kubeconfig_path,
-                self.url,
-                self.token,
-                self.context,
-                self.namespace,
-                ca_pem=self._tls.ca_pem if self._tls else None,
-            )
+            self._write_kubeconfig()
         except BaseException:
             self.stop()
             raise
@@ -143,6 +154,52 @@ class KubernetesSandbox(Sandbox):
             with contextlib.suppress(OSError):
                 os.close(self._scratch_lock)
             self._scratch_lock = -1
+
+    def _write_kubeconfig(self) -> None:
+        write_kubeconfig(
+            self.kubeconfig_path,
+            self.url,
+            self.token,
+            self.context,
+            self.namespace,
+            ca_pem=self._tls.ca_pem if self._tls else None,
+            extra_users=[(u.name, u.token) for u in self._state.users.all() if not u.admin],
+        )
+
+    def _users_changed(self) -> None:
+        if self.url:
+            self._write_kubeconfig()
+
+    # -- locking it down -------------------------------------------------------------------------
+
+    def _add_user(self, name: str, rules: str | Sequence[Rule]) -> User:
+        try:
+            parsed = parse_rules(rules) if isinstance(rules, str) else tuple(rules)
+            return self._state.users.add(name, parsed)
+        except ValueError as exc:
+            raise UsageError(f"user {name!r}: {exc}") from None
+
+    def add_user(self, name: str, rules: str | Sequence[Rule]) -> str:
+        """A user allowed only `rules`; its context `NAME@CONTEXT` is added to the kubeconfig.
+        Returns the context name."""
+        self._add_user(name, rules)
+        if self.url:
+            self._write_kubeconfig()
+        return self.user_context(name)
+
+    def user_context(self, name: str) -> str:
+        return f"{name}@{self.context}"
+
+    def user_token(self, name: str) -> str:
+        return next(u.token for u in self._state.users.all() if u.name == name)
+
+    def label_namespace(self, namespace: str, labels: Mapping[str, str]) -> None:
+        """Merge labels into a namespace (created if needed), e.g. pod-security.kubernetes.io/*."""
+        label_namespace(self.store, self._state.namespaces, namespace, labels)
+
+    def apply(self, *documents: Any) -> None:
+        """Create Namespaces, ResourceQuotas and LimitRanges as kubectl would."""
+        apply_documents(self.store, self._state.namespaces, documents, source="apply")
 
     def client_ssl_context(self) -> ssl.SSLContext:
         """An SSL context trusting this sandbox's CA (for raw HTTPS requests)."""
@@ -246,15 +303,31 @@ def serve(
     *,
     token: str | None = None,
     tls: bool = True,
+    users: Sequence[tuple[str, str]] = (),
+    pod_security: Mapping[str, str] | None = None,
+    objects: Iterable[Any] = (),
+    object_files: Sequence[str | Path] = (),
 ) -> None:
     """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr.
+    `object_files`: YAML files of Namespaces, ResourceQuotas and LimitRanges to create first.
 
-    UsageError (one line) when the port is taken or the kubeconfig path is refused."""
-    sandbox = KubernetesSandbox(port=port, kubeconfig_path=kubeconfig_path, token=token, tls=tls)
+    UsageError (one line) when the port is taken, the kubeconfig path is refused, or a user,
+    level or object is not valid."""
+    sandbox = KubernetesSandbox(
+        port=port,
+        kubeconfig_path=kubeconfig_path,
+        token=token,
+        tls=tls,
+        users=users,
+        pod_security=pod_security,
+        objects=[*objects, *(doc for path in object_files for doc in read_documents(Path(path)))],
+    )
 
     def announce() -> None:
         print(f"kubernetes sandbox listening on {sandbox.url}", file=sys.stderr)
         print(f"kubeconfig: {sandbox.kubeconfig_path}", file=sys.stderr)
+        for name, _ in users:
+            print(f"user {name}: --context {sandbox.user_context(name)}", file=sys.stderr)
         print(
             f"try: KUBECONFIG={sandbox.kubeconfig_path} kubectl get pods",
             file=sys.stderr,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hmac
 import itertools
 import json
 import logging
@@ -15,6 +14,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,25 +30,32 @@ from pegboard.adapters.kube_semantics.listing import (
     parse_list_options,
 )
 from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
+from pegboard.adapters.kube_semantics.resources import LIMIT_RANGES, NAMESPACES, RESOURCE_QUOTAS
 from pegboard.adapters.kube_semantics.selectors import required_field_value, selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, success_body
 from pegboard.adapters.kube_semantics.tables import table, wants_table
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
+from pegboard.domain.errors import UsageError
 
+from .admission import Admission, prepare_policy_object
 from .events import record_event
 from .faults import Faults
 from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
+from .lockdown import apply_documents
 from .logs import LogQuery, timestamped_parts
+from .namespaces import Namespaces, check_namespace_object
 from .openapi import GROUP_VERSIONS, discovery_document, group_version_document, unknown_fields
 from .patching import apply_patch
+from .rbac import User, Users, access_review, authorize, parse_rules
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
 
 logger = logging.getLogger(__name__)
 
 _CORE = re.compile(
-    r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>pods|events)"
+    r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
+    r"/(?P<plural>pods|events|resourcequotas|limitranges)"
     r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status))?)?/?$"
 )
 _BATCH = re.compile(
@@ -59,7 +66,10 @@ _COORDINATION = re.compile(
     r"^/apis/coordination\.k8s\.io/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
     r"/(?P<plural>leases)(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
 )
-_NAMESPACE = re.compile(r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?/?$")
+_NAMESPACE = re.compile(
+    r"^/api/v1(?P<watch>/watch)?/namespaces(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
+)
+_ACCESS_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 _STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
 _WAIT_SLICE = 0.5  # how often streams re-check the stop flag
 _IOV_MAX = 512  # buffers per sendmsg (Linux allows 1024)
@@ -104,6 +114,12 @@ class ApiState:
         self.kubelet = kubelet
         self.faults = faults
         self.token = token
+        self.users = Users(token)
+        self.namespaces = Namespaces(store)
+        self.admission = Admission(store, self.namespaces.labels)
+        self.on_users_changed: Callable[[], None] = lambda: (
+            None
+        )  # the sandbox rewrites its kubeconfig
         self.requests: list[RecordedRequest] = []
         self.deletions: list[Deletion] = []
         self.stats = ServerStats()
@@ -193,7 +209,8 @@ class ApiHandler(BaseHTTPRequestHandler):
     _accounted = False
     _streaming = False  # a watch or log stream of this request is open (stats.open_streams)
     _record: RecordedRequest | None = None
-    _warnings: list[str]  # Warning headers for the answer (unknown fields under Warn)
+    _warnings: list[str]  # Warning headers for the answer (unknown fields, PodSecurity warn)
+    _user: User | None = None
 
     def setup(self) -> None:
         super().setup()
@@ -440,16 +457,43 @@ class ApiHandler(BaseHTTPRequestHandler):
         )
 
     def _authenticate(self) -> None:
-        header = self.headers.get("Authorization") or ""
-        expected = f"Bearer {self.server.state.token}"
-        if not hmac.compare_digest(header.encode(), expected.encode()):
-            raise StatusError(401, "Unauthorized", reason="Unauthorized")
+        self._user = self.server.state.users.authenticate(self.headers.get("Authorization") or "")
+
+    @property
+    def user(self) -> User:
+        assert self._user is not None  # set by _authenticate before any handler runs
+        return self._user
 
     # -- control endpoints (for tests driving a sandbox in another process) ----------------------
 
     def _control(self, method: str, path: str) -> None:
         state = self.server.state
-        if path == "/sandbox/faults":
+        if not self.user.admin:  # the knobs are the sandbox owner's, not its RBAC users'
+            raise StatusError(403, f"{path}: only the sandbox's own token may use it")
+        if path == "/sandbox/users" and method in ("GET", "POST"):
+            if method == "POST":
+                body = self._json_body() or {}
+                try:
+                    user = state.users.add(
+                        str(body.get("name") or ""),
+                        parse_rules(str(body.get("rules") or "")),
+                        token=body.get("token") or None,
+                    )
+                except ValueError as exc:
+                    raise StatusError(400, f"bad user: {exc}") from None
+                state.on_users_changed()
+                self._send_json(201, {"name": user.name, "token": user.token})
+                return
+            self._send_json(200, state.users.to_json())
+        elif path == "/sandbox/objects" and method == "POST":
+            body = self._json_body()
+            documents = body if isinstance(body, list) else [body]
+            try:
+                apply_documents(state.store, state.namespaces, documents, source="request")
+            except UsageError as exc:
+                raise StatusError(400, str(exc)) from None
+            self._send_json(201, {"applied": len(documents)})
+        elif path == "/sandbox/faults":
             if method == "GET":
                 pass
             elif method == "POST":
@@ -504,15 +548,35 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str, params: dict[str, list[str]]) -> None:
         match = _CORE.match(path) or _BATCH.match(path) or _COORDINATION.match(path)
         if match is None:
-            self._discovery(method, path)
+            if path.rstrip("/") == _ACCESS_REVIEW:
+                self._access_review(method)
+            elif (written := _NAMESPACE.match(path)) and (method != "GET" or written["watch"]):
+                self._namespace_write(method, written["name"], written["sub"], params)
+            else:
+                self._discovery(method, path)
             return
         resource = RESOURCES[match["plural"]]
         namespace, name, sub = match["ns"], match["name"], match["sub"]
         if resource is LEASES and sub:
             raise StatusError(404, "the server could not find the requested resource")
+        if (
+            sub
+            and resource is not PODS
+            and not (sub == "status" and resource in (JOBS, RESOURCE_QUOTAS))
+        ):
+            raise StatusError(404, "the server could not find the requested resource")
         self._verb = _verb(method, name, watch=bool(match["watch"] or _flag(params, "watch")))
         if self._record is not None:  # visible while a stream is still open
             self._record.verb = self._verb
+        authorize(
+            self.user,
+            self._verb,
+            group=resource.group,
+            resource=resource.plural,
+            subresource=sub,
+            namespace=namespace,
+            name=name,
+        )
         if match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
                 raise StatusError(405, f"{method} is not supported for watch")
@@ -523,6 +587,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             self._log(namespace or "default", name or "", params)
         elif method == "GET":
             found = self.server.state.store.get(resource, namespace or "", name or "")
+            if resource is RESOURCE_QUOTAS:
+                found = self.server.state.admission.with_quota_status(found)
             self._send_object(found, params)
         elif method == "POST" and name is None and namespace:
             self._create(resource, namespace, params)
@@ -587,7 +653,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                         "versions": [{"groupVersion": f"{group}/v1", "version": "v1"}],
                         "preferredVersion": {"groupVersion": f"{group}/v1", "version": "v1"},
                     }
-                    for group in ("batch", "coordination.k8s.io")
+                    for group in ("batch", "coordination.k8s.io", "authorization.k8s.io")
                 ],
             }
         elif path == "/api/v1":
@@ -598,7 +664,10 @@ class ApiHandler(BaseHTTPRequestHandler):
                     ("pods/log", "Pod", ("get",)),
                     ("pods/status", "Pod", _SUBRESOURCE_VERBS),
                     ("events", "Event", _ALL_VERBS),
-                    ("namespaces", "Namespace", ("get", "list")),
+                    ("namespaces", "Namespace", _ALL_VERBS),
+                    ("resourcequotas", "ResourceQuota", _ALL_VERBS),
+                    ("resourcequotas/status", "ResourceQuota", _SUBRESOURCE_VERBS),
+                    ("limitranges", "LimitRange", _ALL_VERBS),
                 ],
             )
         elif path == "/apis/batch/v1":
@@ -608,30 +677,73 @@ class ApiHandler(BaseHTTPRequestHandler):
             )
         elif path == "/apis/coordination.k8s.io/v1":
             body = _resource_list("coordination.k8s.io/v1", [("leases", "Lease", _ALL_VERBS)])
-        elif (match := _NAMESPACE.match(path)) and self._wants_table():
-            names = [match["name"]] if match["name"] else self._namespace_names()
-            body = table("Namespace", [_namespace(n) for n in names], now_ns=time.time_ns())
+        elif path == "/apis/authorization.k8s.io/v1":
+            body = _resource_list(
+                "authorization.k8s.io/v1",
+                [("selfsubjectaccessreviews", "SelfSubjectAccessReview", ("create",))],
+            )
         elif match := _NAMESPACE.match(path):
-            body = (
-                _namespace(match["name"])
-                if match["name"]
-                else {
+            namespaces = self.server.state.namespaces
+            self._verb = "get" if match["name"] else "list"
+            authorize(self.user, self._verb, group="", resource="namespaces", name=match["name"])
+            if match["name"]:
+                self._send_object(namespaces.get(match["name"]), {})
+                return
+            items = namespaces.all()
+            if self._wants_table():
+                body = table("Namespace", items, now_ns=time.time_ns())
+            else:
+                body = {
                     "kind": "NamespaceList",
                     "apiVersion": "v1",
                     "metadata": {"resourceVersion": str(self.server.state.store.resource_version)},
-                    "items": [_namespace(ns) for ns in self._namespace_names()],
+                    "items": items,
                 }
-            )
         else:
             raise StatusError(404, "the server could not find the requested resource")
         self._send_json(200, body)
 
-    def _namespace_names(self) -> list[str]:
-        """Every namespace exists; these are the ones a list shows (in use, plus the usual)."""
-        store = self.server.state.store
-        return sorted(
-            {"default", "kube-system", *(o["metadata"]["namespace"] for o in store.all_objects())}
+    def _namespace_write(
+        self, method: str, name: str | None, sub: str | None, params: dict[str, list[str]]
+    ) -> None:
+        """POST, PATCH, PUT, DELETE (and watch) on namespaces: cluster-scoped objects."""
+        namespaces = self.server.state.namespaces
+        watch = method == "GET"
+        self._verb = _verb(method, name, watch=watch)
+        authorize(
+            self.user, self._verb, group="", resource="namespaces", subresource=sub, name=name
         )
+        if watch:
+            self._watch(NAMESPACES, None, name, params)
+        elif method == "POST" and name is None:
+            body = self._json_body()
+            if not isinstance(body, dict):
+                raise StatusError(400, "the request body must be a JSON object")
+            self._check_fields(NAMESPACES, body, params)
+            self._send_json(201, namespaces.create(body, dry_run=_dry_run(params)))
+        elif method == "DELETE" and name and not sub:
+            self._send_json(200, namespaces.delete(name, dry_run=_dry_run(params)))
+        elif method in ("PATCH", "PUT") and name:
+            namespaces.get(name)  # 404 for one that does not exist
+            if not _dry_run(params):
+                namespaces.materialize(name)
+                self._modify(method, NAMESPACES, "", name, sub, params)
+                return
+            preview = deep_copy(namespaces.get(name))
+            preview["metadata"]["resourceVersion"] = preview["metadata"].get("resourceVersion", "1")
+            self._modify(method, NAMESPACES, "", name, sub, params, current=preview)
+        else:
+            raise StatusError(
+                405,
+                f"the server does not allow this method on the requested resource: {method}",
+                reason="MethodNotAllowed",
+            )
+
+    def _access_review(self, method: str) -> None:
+        if method != "POST":
+            raise StatusError(405, f"{method} is not supported on selfsubjectaccessreviews")
+        self._verb = "create"
+        self._send_json(201, access_review(self.user, self._json_body()))
 
     def _list(
         self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
@@ -668,8 +780,11 @@ class ApiHandler(BaseHTTPRequestHandler):
         if page.remaining_item_count is not None:
             metadata["remainingItemCount"] = page.remaining_item_count
         self._scanned, self._returned = page.scanned, len(page.items)
+        items = page.items
+        if resource is RESOURCE_QUOTAS:
+            items = [self.server.state.admission.with_quota_status(dict(q)) for q in items]
         if self._wants_table():
-            self._send_json(200, self._table(resource.kind, page.items, params, metadata))
+            self._send_json(200, self._table(resource.kind, items, params, metadata))
             return
         self._send_json(
             200,
@@ -677,7 +792,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 "kind": resource.list_kind,
                 "apiVersion": resource.api_version,
                 "metadata": metadata,
-                "items": page.items,
+                "items": items,
             },
         )
 
@@ -727,10 +842,20 @@ class ApiHandler(BaseHTTPRequestHandler):
         for _attempt in range(5):  # a generateName collision retries, as the apiserver does
             obj = state.store.prepare_new(resource, body, namespace)
             default_object(resource, obj)
-            if dry_run:
-                self._send_json(201, obj)
-                return
+            prepare_policy_object(resource.kind, obj)
+            if resource is JOBS:
+                self._warnings = [*self._warnings, *state.admission.job_warnings(obj, namespace)]
             try:
+                if resource is PODS:  # through the admission chain (a dry run too, uncharged)
+                    created, warnings = state.admission.admit_pod_and(
+                        obj, lambda pod: pod if dry_run else state.store.create(PODS, pod)
+                    )
+                    self._warnings = [*self._warnings, *warnings]
+                    self._send_json(201, created)
+                    return
+                if dry_run:
+                    self._send_json(201, obj)
+                    return
                 self._send_json(201, state.store.create(resource, obj))
                 return
             except StatusError as exc:
@@ -772,6 +897,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         name: str,
         sub: str | None,
         params: dict[str, list[str]],
+        *,
+        current: JsonObject | None = None,
     ) -> None:
         store = self.server.state.store
         body = self._json_body()
@@ -779,7 +906,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         content_type = (
             (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
         )
-        current = store.get(resource, namespace, name)
+        if current is None:
+            current = store.get(resource, namespace, name)
         if method == "PUT":
             if not isinstance(body, dict):
                 raise StatusError(400, "the request body must be a JSON object")
@@ -805,7 +933,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             meta = obj["metadata"]
             fresh_meta = dict(patched.get("metadata") or {})
             for key in server_owned:
-                fresh_meta[key] = meta[key]
+                if key in meta:
+                    fresh_meta[key] = meta[key]
             obj.clear()
             obj.update(patched)
             obj["metadata"] = fresh_meta
@@ -813,16 +942,27 @@ class ApiHandler(BaseHTTPRequestHandler):
             if status is not None:
                 obj["status"] = status
 
+        def change(obj: JsonObject) -> None:
+            mutate(obj)
+            if resource is NAMESPACES:  # the apiserver keeps this label (namespace strategy)
+                obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+            elif resource in (RESOURCE_QUOTAS, LIMIT_RANGES) and sub != "status":
+                prepare_policy_object(resource.kind, obj)
+
         if resource is LEASES:  # an update is validated like a create
             preview = deep_copy(current)
-            mutate(preview)
+            change(preview)
             validate(resource, preview)
+        elif resource is NAMESPACES:
+            preview = deep_copy(current)
+            change(preview)
+            check_namespace_object(preview)
         if dry_run:
             preview = deep_copy(current)
-            mutate(preview)
+            change(preview)
             self._send_json(200, preview)
             return
-        self._send_json(200, store.update(resource, namespace, name, mutate))
+        self._send_json(200, store.update(resource, namespace, name, change))
 
     # -- streams -----------------------------------------------------------------------------------
 
@@ -1037,25 +1177,16 @@ def _event_line(type_: str, obj: JsonObject) -> bytes:
     return json.dumps({"type": type_, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
-def _namespace(name: str) -> JsonObject:
-    return {
-        "kind": "Namespace",
-        "apiVersion": "v1",
-        "metadata": {
-            "name": name,
-            "uid": f"00000000-0000-0000-0000-{abs(hash(name)) % 10**12:012d}",
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-            "labels": {"kubernetes.io/metadata.name": name},
-        },
-        "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
-    }
-
-
 _ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 _SUBRESOURCE_VERBS = ("get", "patch", "update")
 # Short names and categories as the apiserver lists them (`kubectl get po`, `kubectl get all`).
-_SHORT_NAMES = {"pods": ["po"], "events": ["ev"], "namespaces": ["ns"]}
+_SHORT_NAMES = {
+    "pods": ["po"],
+    "events": ["ev"],
+    "namespaces": ["ns"],
+    "resourcequotas": ["quota"],
+    "limitranges": ["limits"],
+}
 _CATEGORIES = {"pods": ["all"], "jobs": ["all"]}
 
 
@@ -1067,7 +1198,7 @@ def _resource_list(
         entry: JsonObject = {
             "name": name,
             "singularName": "" if "/" in name else kind.lower(),
-            "namespaced": kind != "Namespace",
+            "namespaced": kind not in ("Namespace", "SelfSubjectAccessReview"),
             "kind": kind,
             "verbs": list(verbs),
         }

@@ -164,6 +164,15 @@ class Store:
                 ]
             return pairs, self._rv, self._compacted_rv
 
+    def namespaced_contents(self, namespace: str) -> builtins.list[tuple[str, builtins.list[str]]]:
+        """(plural, names) of every resource with objects in `namespace`."""
+        with self.lock:
+            return [
+                (plural, builtins.list(by_namespace[namespace]))
+                for plural, by_namespace in self._objects.items()
+                if by_namespace.get(namespace)
+            ]
+
     def find_by_uid(self, uid: str) -> tuple[Resource, JsonObject] | None:
         with self.lock:
             key = self._by_uid.get(uid)
@@ -250,7 +259,7 @@ class Store:
     def create(self, resource: Resource, obj: JsonObject) -> JsonObject:
         """Store an object prepared by `prepare_new`; 409 when the name is taken."""
         meta = obj["metadata"]
-        key: Key = (resource.plural, meta["namespace"], meta["name"])
+        key: Key = (resource.plural, meta.get("namespace", ""), meta["name"])  # "": cluster-scoped
         with self.lock:
             if self._lookup(key) is not None:
                 raise already_exists(resource, meta["name"])

@@ -1,0 +1,92 @@
+"""The admission chain of a pod or Job create, in the apiserver's plugin order.
+
+pkg/kubeapiserver/options/plugins.go (AllOrderedPlugins): LimitRanger mutates first (its
+defaults are what a server dry run shows), then the validating plugins run in order:
+LimitRanger's min/max, PodSecurity, ResourceQuota (last, so only an otherwise admitted pod is
+charged). The first refusal ends the request with a 403 worded by admission.NewForbidden:
+`pods "<name>" is forbidden: <reason>`. A Job is only checked by PodSecurity's warn mode
+(ValidatePodController); its pods go through the whole chain when the job controller creates
+them. Pod creates are serialised, so two pods cannot both take the quota's last slot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from pegboard.adapters.kube_semantics.defaults import qos_class
+from pegboard.adapters.kube_semantics.resources import LIMIT_RANGES, PODS, RESOURCE_QUOTAS
+from pegboard.adapters.kube_semantics.status import StatusError
+
+from ..store import JsonObject, Store
+from . import limit_ranger, pod_security, resource_quota
+
+T = TypeVar("T")
+
+
+def forbidden(pod: JsonObject, message: str) -> StatusError:
+    name = (pod.get("metadata") or {}).get("name") or ""
+    text = f'pods "{name}" is forbidden: {message}' if name else f"pods is forbidden: {message}"
+    return StatusError(403, text, details={"name": name, "kind": "pods"})
+
+
+class Admission:
+    """Admission for the sandbox's pods and Jobs; `labels_of` gives a namespace's labels."""
+
+    def __init__(self, store: Store, labels_of: Callable[[str], dict[str, str]]) -> None:
+        self._store = store
+        self._labels_of = labels_of
+        self._lock = threading.RLock()
+
+    def admit_pod_and(
+        self, pod: JsonObject, then: Callable[[JsonObject], T]
+    ) -> tuple[T, list[str]]:
+        """Admit a stamped, defaulted pod (mutating it as LimitRanger does), then run `then`
+        (the store create, or nothing for a dry run) before another pod is admitted. The
+        result and the response warnings; a StatusError (403) when a plugin refuses."""
+        namespace = pod["metadata"]["namespace"]
+        with self._lock:
+            limit_ranges = self._store.list(LIMIT_RANGES, namespace)[0]
+            limit_ranger.apply_defaults(pod, limit_ranges)
+            if pod.get("status") is not None:
+                pod["status"]["qosClass"] = qos_class(pod.get("spec") or {})
+            problem = limit_ranger.violations(pod, limit_ranges)
+            if problem is not None:
+                raise forbidden(pod, problem)
+            verdict = pod_security.admit(
+                self._labels_of(namespace), pod.get("spec") or {}, enforce=True
+            )
+            if verdict.refusal is not None:
+                raise forbidden(pod, verdict.refusal)
+            quotas = self._store.list(RESOURCE_QUOTAS, namespace)[0]
+            if quotas:
+                pods = self._store.list(PODS, namespace)[0]
+                problem = resource_quota.check(pod, quotas, pods)
+                if problem is not None:
+                    raise forbidden(pod, problem)
+            return then(pod), verdict.warnings
+
+    def job_warnings(self, job: JsonObject, namespace: str) -> list[str]:
+        """ValidatePodController: warn mode on the Job's pod template; never a refusal."""
+        template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return pod_security.admit(self._labels_of(namespace), template, enforce=False).warnings
+
+    def with_quota_status(self, quota: JsonObject) -> JsonObject:
+        """A ResourceQuota with the status its controller keeps (computed on read: always
+        current as pods come and go)."""
+        namespace = quota["metadata"].get("namespace", "")
+        pods = self._store.list(PODS, namespace)[0]
+        return {**quota, "status": resource_quota.quota_status(quota, pods)}
+
+
+def prepare_policy_object(kind: str, obj: JsonObject) -> None:
+    """Defaults the apiserver applies when a ResourceQuota or LimitRange is stored."""
+    if kind == "LimitRange":
+        limit_ranger.default_limit_range(obj)
+    elif kind == "ResourceQuota":
+        resource_quota.default_resource_quota(obj)
+        obj.pop("status", None)
+
+
+__all__ = ["Admission", "forbidden", "prepare_policy_object"]

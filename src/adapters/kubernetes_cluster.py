@@ -37,6 +37,7 @@ from .kubernetes_errors import (
     status_message,
     transport_reason,
 )
+from .kubernetes_warnings import parse_warning_headers
 
 _API = {
     ResourceKind.POD: ("/api/v1", "pods", "v1"),
@@ -131,8 +132,11 @@ class KubernetesCluster:
         pool_maxsize: int = POOL_MAXSIZE,
         monotonic: Callable[[], float] = time.monotonic,
         on_call: Callable[[str, float, str], None] | None = None,
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self._context = context
+        # told each `Warning: 299` text an answer carries (pegboard.app.shared.api_warnings)
+        self._on_warning = on_warning
         # `-v`: told (what, seconds, outcome) after every request (pegboard.app.shared.call_trace)
         self._on_call = on_call
         self._env = dict(os.environ if env is None else env)
@@ -270,6 +274,9 @@ class KubernetesCluster:
             raise error_for_status(
                 response.status, status_message(data, response.reason or f"HTTP {response.status}")
             )
+        if self._on_warning is not None and "Warning" in response.headers:
+            for text in parse_warning_headers(response.headers.getlist("Warning")):
+                self._on_warning(text)
         return response
 
     def _json(self, method: str, path: str, **kwargs: Any) -> JsonObject:
@@ -313,6 +320,28 @@ class KubernetesCluster:
             raise PortError(f"cannot create kind {manifest.get('kind')!r}: only Pod, Job and Lease")
         query = [("dryRun", "All")] if dry_run else []
         return self._json("POST", self._path(kind, namespace), query=query, body=manifest)
+
+    def can_i(
+        self, verb: str, resource: str, *, namespace: str, group: str = "", subresource: str = ""
+    ) -> bool | None:
+        # authorization.k8s.io/v1 SelfSubjectAccessReview (k8s.io/api/authorization/v1/types.go):
+        # created, never stored; status.allowed is the authorizer's decision for these credentials.
+        attributes = {"namespace": namespace, "verb": verb, "group": group, "resource": resource}
+        if subresource:
+            attributes["subresource"] = subresource
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        }
+        try:
+            answer = self._json(
+                "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=review
+            )
+        except PortError:
+            return None
+        allowed = (answer.get("status") or {}).get("allowed")
+        return allowed if isinstance(allowed, bool) else None
 
     def read(self, kind: ResourceKind, name: str, *, namespace: str) -> JsonObject | None:
         try:

@@ -14,6 +14,7 @@ from typing import BinaryIO, cast
 
 import attrs
 
+from pegboard.app.shared import api_warnings
 from pegboard.domain.errors import (
     Interrupted,
     PortError,
@@ -58,6 +59,7 @@ def run(resolved: ResolvedRun, seams: Seams, ports: ClusterPorts, *, dry_run_ser
         color=resolved.output.color,
         environ=seams.environ,
     )
+    api_warnings.route_to(ui.warn)  # the apiserver's Warning headers, as status lines
     cluster = ports.open_cluster(context=resolved.context, lenient_tls=resolved.lenient_tls)
     if dry_run_server:
         from .dry_run_server import server_dry_run
@@ -177,6 +179,9 @@ class RunLifecycle:
     # -- create ---------------------------------------------------------------------------------
 
     def _create(self) -> RunOutcome | None:
+        missing = self._missing_log_permission()
+        if missing is not None:
+            return missing
         self.ui.step(f"creating {self._kind_word()} {self.name!r} in namespace {self.namespace!r}")
         try:
             # Held by this live runner from the first instant: no sweep deletes what it reads.
@@ -213,6 +218,20 @@ class RunLifecycle:
         )
         self._heartbeat.start()
         return None  # an interrupt during create is noticed at once by the wait
+
+    def _missing_log_permission(self) -> RunOutcome | None:
+        """The output streams through pods/log: without `get` on it the run could only fail
+        after creating the pod, so it fails before (one review request; unknown goes on)."""
+        if self.cluster.can_i("get", "pods", namespace=self.namespace, subresource="log") is False:
+            return RunOutcome(
+                RUNNER_FAILED,
+                error=(
+                    f"missing permission: get pods/log in namespace {self.namespace!r}, which "
+                    "squarepeg needs to stream the container's output; nothing was created "
+                    f"(ask for it; check with 'kubectl auth can-i get pods/log -n {self.namespace}')"
+                ),
+            )
+        return None
 
     # -- following the pod, and the Job's retries --------------------------------------------------
 

@@ -19,6 +19,7 @@ import attrs
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
 from pegboard.domain.retry import Backoff, RetryBudget
+from pegboard.domain.squarepeg.create_errors import refusal_hint
 from pegboard.domain.squarepeg.exit_codes import (
     INTERRUPTED,
     OUTPUT_INCOMPLETE,
@@ -28,6 +29,7 @@ from pegboard.domain.squarepeg.exit_codes import (
 from pegboard.domain.squarepeg.exit_policy import ExitOutcome, exit_outcome, terminated_state
 from pegboard.domain.squarepeg.fail_fast import (
     TERMINAL_PHASES,
+    EventNotice,
     Startup,
     looks_blocked,
     startup_state,
@@ -103,6 +105,8 @@ class PodAttempt:
         self._watch(timeout)
         self._poll_events()
         what = "pod" if ctx.resolved.kind is ResourceKind.POD else "job's pod"
+        if ctx.resolved.kind is ResourceKind.JOB:
+            ctx.events.on_refused = lambda notice: ctx.messages.put((Msg.CREATE_REFUSED, notice))
         watch_budget = RetryBudget(WATCH_BACKOFF)  # one outage of the watch at a time
         with ctx.ui.waiting(f"waiting for the {what} to start"):
             while not self.started:
@@ -111,6 +115,10 @@ class PodAttempt:
                 msg, payload = ctx.messages.get()
                 if msg is Msg.INTERRUPT:
                     return RunOutcome(INTERRUPTED, interrupted=True)
+                if msg is Msg.CREATE_REFUSED:
+                    if ctx.pod.name is None:
+                        return self._create_refused(payload)
+                    continue
                 if ctx.watcher.is_stale(msg, payload):
                     continue
                 if msg is Msg.WATCH_END:
@@ -164,6 +172,14 @@ class PodAttempt:
         if self._ended(pod):
             self.container_done.set()
         return None
+
+    def _create_refused(self, notice: EventNotice) -> RunOutcome:
+        """The Job exists but the apiserver refuses its pod: say why and how to fix it now,
+        rather than at --timeout (the controller would only retry the same pod)."""
+        reason = notice.message.removeprefix("Error creating: ")
+        text = f"job {self.ctx.name} cannot create its pod: {reason}"
+        hint = refusal_hint(reason, namespace=self.ctx.namespace)
+        return RunOutcome(RUNNER_FAILED, error=f"{text} ({hint})" if hint else text)
 
     def _startup_timeout(self, timeout: float) -> RunOutcome:
         self._surface_events(all_types=True)
@@ -312,8 +328,9 @@ class PodAttempt:
         pump.start()
 
     def _poll_events(self) -> None:
-        """Follow the startup's events with a watch (startup_events), for as long as it lasts."""
-        if self.ctx.ui.quiet:
+        """Follow the startup's events with a watch (startup_events), for as long as it lasts.
+        --quiet shows none of them, but a Job's are still read: a refused pod ends the run."""
+        if self.ctx.ui.quiet and self.ctx.resolved.kind is not ResourceKind.JOB:
             return
         self.ctx.events.follow(
             self._event_targets,

@@ -34,6 +34,7 @@ class Msg(enum.Enum):
     WATCH_ERROR = "watch-error"
     PUMP_DONE = "pump-done"
     INTERRUPT = "interrupt"
+    CREATE_REFUSED = "create-refused"  # the Job's pod was refused (payload: the EventNotice)
 
 
 Message = tuple[Msg, Any]

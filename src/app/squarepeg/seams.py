@@ -16,7 +16,7 @@ import os
 import stat
 import sys
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -131,7 +131,7 @@ def build_kubernetes_cluster(
     """The real Cluster adapter (imports kubernetes, ~0.5 s: only commands that need it), on the
     container's environment ($KUBECONFIG) and home (~/.kube/config)."""
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
-    from pegboard.app.shared import call_trace
+    from pegboard.app.shared import api_warnings, call_trace
 
     return KubernetesCluster(
         context=context,
@@ -139,10 +139,26 @@ def build_kubernetes_cluster(
         env=environ,
         home=Path(home) if home is not None else None,
         on_call=call_trace.observer(),
+        on_warning=api_warnings.report,
     )
 
 
-def serve_kubernetes_sandbox(port: int, kubeconfig_path: Any, *, token: str | None = None) -> None:
+def serve_kubernetes_sandbox(
+    port: int,
+    kubeconfig_path: Any,
+    *,
+    token: str | None = None,
+    users: Sequence[tuple[str, str]] = (),
+    pod_security: Mapping[str, str] | None = None,
+    object_files: Sequence[Any] = (),
+) -> None:
     from pegboard.adapters.sandboxes.kubernetes import serve
 
-    serve(port, kubeconfig_path, token=token)
+    serve(
+        port,
+        kubeconfig_path,
+        token=token,
+        users=users,
+        pod_security=pod_security,
+        object_files=object_files,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from pegboard.domain.errors import PortError
 from pegboard.domain.ports.cluster import Cluster
-from pegboard.domain.squarepeg.fail_fast import EventNotice, events_to_surface
+from pegboard.domain.squarepeg.fail_fast import EventNotice, events_to_surface, refused_pod_create
 
 from .status import StatusUI
 
@@ -43,6 +43,8 @@ class EventSurfacer:
         self._lock = threading.Lock()  # the watch threads and the main thread both surface
         self._shown: set[tuple[str, str]] = set()
         self.last_warning: EventNotice | None = None
+        # told of a FailedCreate that will not clear (Job mode: the run stops at once)
+        self.on_refused: Callable[[EventNotice], None] | None = None
 
     def surface(
         self, targets: Sequence[Involved], *, namespace: str, all_types: bool = False
@@ -76,11 +78,14 @@ class EventSurfacer:
             )
             for notice in notices:
                 self._shown.add(notice.key)
+                refused = self.on_refused is not None and refused_pod_create(notice)
+                if refused and self.on_refused is not None:
+                    self.on_refused(notice)  # the run ends with it: no "still waiting"
                 if notice.type == "Warning":
                     first = self.last_warning is None
                     self.last_warning = notice
                     self.ui.warn(f"{notice.reason}: {notice.message}")
-                    if first and not all_types:
+                    if first and not all_types and not refused:
                         self.ui.detail(
                             f"still waiting, up to --timeout ({self.startup_timeout_seconds}s)"
                         )

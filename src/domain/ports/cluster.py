@@ -178,6 +178,14 @@ class Cluster(Protocol):
         ones as ADDED, then each new or changed one, until `timeout` seconds pass."""
         ...
 
+    def can_i(
+        self, verb: str, resource: str, *, namespace: str, group: str = "", subresource: str = ""
+    ) -> bool | None:
+        """Whether these credentials may `verb` the resource in the namespace, as the cluster's
+        authorizer answers a SelfSubjectAccessReview (`kubectl auth can-i`); None when it
+        cannot tell (the review itself failed), so the caller goes on and meets the real answer."""
+        ...
+
     def replace(
         self, kind: ResourceKind, name: str, obj: Mapping[str, Any], *, namespace: str
     ) -> JsonObject:

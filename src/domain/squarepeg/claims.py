@@ -117,6 +117,8 @@ def claims_for(
         claim(*resources, "limits", gpu_resource)
     if request.user is not None:
         claim(*security, "runAsUser")
+        if request.user.split(":", 1)[0] not in ("0", ""):
+            claim(*security, "runAsNonRoot")
         if ":" in request.user:
             claim(*security, "runAsGroup")
     if request.read_only:
@@ -127,6 +129,16 @@ def claims_for(
         claim(*security, "capabilities", "add")
     if request.cap_drop:
         claim(*security, "capabilities", "drop")
+    for option in request.security_opt:
+        key = option.partition("=")[0].partition(":")[0]
+        field = {
+            "no-new-privileges": "allowPrivilegeEscalation",
+            "seccomp": "seccompProfile",
+            "apparmor": "appArmorProfile",
+            "label": "seLinuxOptions",
+        }.get(key)
+        if field is not None:
+            claim(*security, field)
     if request.hostname is not None:
         claim("spec", "hostname")
     if request.add_hosts:

@@ -42,6 +42,15 @@ DEFAULT_ORPHAN_SWEEP_MIN_AGE_SECONDS = 300
 DEFAULT_ORPHAN_SWEEP_INTERVAL_SECONDS = 60  # at most one sweep a minute per user and namespace
 
 
+class SecurityPreset(enum.Enum):
+    """Config `security`: `restricted` gives the main container what Pod Security Admission's
+    `restricted` level requires (non-root, no privilege escalation, every capability dropped,
+    the runtime's default seccomp profile). Matched case-insensitively."""
+
+    DEFAULT = "default"
+    RESTRICTED = "restricted"
+
+
 class RunMode(enum.Enum):
     """What `squarepeg run` creates. Config values are matched case-insensitively."""
 
@@ -138,6 +147,7 @@ class ProfileConfig:
     quiet: bool = False
     allow_host_path_mounts: bool = False
     allow_privileged: bool = False  # gates docker `--privileged` (securityContext.privileged)
+    security: SecurityPreset = SecurityPreset.DEFAULT
     lenient_tls: bool = False
     kube_expand: bool = False  # the kubelet expands $(VAR) and $$ in command, args, env values
     split_streams: bool = False  # accepted for 0.4.1 configs; has no effect (see the reference)

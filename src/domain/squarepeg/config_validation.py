@@ -42,6 +42,7 @@ from pegboard.domain.squarepeg.config import (
     KubernetesPassthrough,
     ProfileConfig,
     RunMode,
+    SecurityPreset,
     SquarepegConfig,
     VolumeConfig,
 )
@@ -77,6 +78,7 @@ def config_converter() -> cattrs.Converter:
     conv.register_structure_hook(bool, _compat_bool)
     conv.register_structure_hook(int, _compat_int)
     conv.register_structure_hook(RunMode, _run_mode)
+    conv.register_structure_hook(SecurityPreset, _security_preset)
     conv.register_structure_hook(ImagePullPolicy, _pull_policy)
 
     _register_class(
@@ -302,6 +304,14 @@ def _run_mode(value: Any, _: Any) -> RunMode:
         if mode.value == text:
             return mode
     raise ValueError(f"expected pod or job, got {value!r}")
+
+
+def _security_preset(value: Any, _: Any) -> SecurityPreset:
+    text = _exact_str(value, str).strip().lower()
+    for preset in SecurityPreset:
+        if preset.value == text:
+            return preset
+    raise ValueError(f"expected default or restricted, got {value!r}")
 
 
 def _pull_policy(value: Any, _: Any) -> ImagePullPolicy:

@@ -67,8 +67,6 @@ REJECTED_FLAGS: tuple[RejectedFlag, ...] = (
     RejectedFlag(("--mac-address",), True, "not available for pods"),
     RejectedFlag(("--ip",), True, "pod IPs are assigned by the cluster network"),
     RejectedFlag(("--ip6",), True, "pod IPs are assigned by the cluster network"),
-    RejectedFlag(("--security-opt",), True,
-                 "set kubernetes.spec.containers[name=main].securityContext in config"),
     RejectedFlag(("--sysctl",), True, "set kubernetes.spec.securityContext.sysctls in config"),
     RejectedFlag(("--group-add",), True,
                  "set kubernetes.spec.securityContext.supplementalGroups in config"),
@@ -178,6 +176,64 @@ def parse_user(raw: str) -> dict[str, int]:
     if sep:
         context["runAsGroup"] = int(group)
     return context
+
+
+_SECURITY_OPT_HELP = (
+    "supported: no-new-privileges[:true|false], seccomp=runtime/default|unconfined|"
+    "localhost/PATH, apparmor=runtime/default|unconfined|PROFILE, "
+    "label=user:U|role:R|type:T|level:L"
+)
+
+
+def parse_security_opts(raw: Iterable[str]) -> dict[str, Any]:
+    """docker `--security-opt` values -> container securityContext fields.
+
+    no-new-privileges -> allowPrivilegeEscalation: false; seccomp= -> seccompProfile
+    (RuntimeDefault, Unconfined, Localhost + localhostProfile: a path relative to the kubelet's
+    seccomp directory, since a profile file cannot travel with the pod); apparmor= ->
+    appArmorProfile; label= -> seLinuxOptions."""
+    context: dict[str, Any] = {}
+    for item in raw:
+        key, _, value = item.partition("=")
+        if item == "no-new-privileges" or item.startswith(
+            ("no-new-privileges:", "no-new-privileges=")
+        ):
+            setting = item[len("no-new-privileges") + 1 :] or "true"
+            if setting.lower() not in ("true", "false"):
+                raise UsageError(f"--security-opt {item!r}: no-new-privileges takes true or false")
+            context["allowPrivilegeEscalation"] = setting.lower() == "false"
+        elif key == "seccomp" and value:
+            context["seccompProfile"] = _profile(item, value, flag="seccomp")
+        elif key == "apparmor" and value:
+            context["appArmorProfile"] = _profile(item, value, flag="apparmor")
+        elif key == "label" and value:
+            option, colon, setting = value.partition(":")
+            fields = {"user": "user", "role": "role", "type": "type", "level": "level"}
+            if option not in fields or not colon or not setting:
+                raise UsageError(
+                    f"--security-opt {item!r}: Kubernetes takes label=user:U, role:R, type:T or "
+                    "level:L (SELinux labelling cannot be disabled per pod)"
+                )
+            context.setdefault("seLinuxOptions", {})[fields[option]] = setting
+        else:
+            raise UsageError(f"--security-opt {item!r}: not understood; {_SECURITY_OPT_HELP}")
+    return context
+
+
+def _profile(item: str, value: str, *, flag: str) -> dict[str, str]:
+    if value in ("unconfined", "Unconfined"):
+        return {"type": "Unconfined"}
+    if value in ("runtime/default", "RuntimeDefault", "default", "docker-default"):
+        return {"type": "RuntimeDefault"}
+    if value.startswith("localhost/") and len(value) > len("localhost/"):
+        return {"type": "Localhost", "localhostProfile": value.removeprefix("localhost/")}
+    if flag == "apparmor" and "/" not in value:
+        return {"type": "Localhost", "localhostProfile": value}  # a profile loaded on the node
+    raise UsageError(
+        f"--security-opt {item!r}: a profile file cannot travel with the pod; install it on the "
+        f"nodes and use {flag}=localhost/PATH (relative to the kubelet's {flag} directory), or "
+        f"{flag}=runtime/default"
+    )
 
 
 def parse_capabilities(raw: Iterable[str], *, flag: str) -> list[str]:

@@ -109,6 +109,19 @@ class EventNotice:
         return (self.reason, self.message)
 
 
+def refused_pod_create(notice: EventNotice) -> bool:
+    """A job controller's FailedCreate that never clears on its own: the apiserver refused the
+    Job's pod (Pod Security, a LimitRange bound, a quota the pod does not state, RBAC), and
+    the controller only retries the same pod. An exceeded quota may clear as other pods end,
+    so that one is waited out (within --timeout), like a pod waiting for a node."""
+    return (
+        notice.type == "Warning"
+        and notice.reason == "FailedCreate"
+        and "is forbidden" in notice.message
+        and "exceeded quota" not in notice.message
+    )
+
+
 def events_to_surface(
     events: Iterable[Mapping[str, Any]],
     *,

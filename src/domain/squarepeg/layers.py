@@ -64,6 +64,7 @@ def built_in_defaults() -> SourceDocument:
             "quiet": False,
             "allow_host_path_mounts": False,
             "allow_privileged": False,
+            "security": "default",
             "lenient_tls": False,
             "kube_expand": False,
             "orphan_sweep": True,

@@ -24,7 +24,7 @@ from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 from pegboard.domain.squarepeg import claims as claims_mod
 from pegboard.domain.squarepeg import docker_flags, labels, naming, quantities, validation
-from pegboard.domain.squarepeg.config import RunMode, SquarepegConfig
+from pegboard.domain.squarepeg.config import RunMode, SecurityPreset, SquarepegConfig
 from pegboard.domain.squarepeg.kube_references import escape_references
 from pegboard.domain.squarepeg.layers import config_from_layers
 from pegboard.domain.squarepeg.manifest import (
@@ -175,6 +175,11 @@ def _security_context(request: RunRequest, config: SquarepegConfig) -> dict[str,
     context: dict[str, Any] = {}
     if request.user is not None:
         context.update(docker_flags.parse_user(request.user))
+        if context["runAsUser"] != 0:
+            # A numeric non-root user is what Pod Security `restricted` asks the pod to assert
+            # (runAsNonRoot); docker has no flag for it, and it holds by construction here.
+            context["runAsNonRoot"] = True
+    context.update(docker_flags.parse_security_opts(request.security_opt))
     if request.read_only:
         context["readOnlyRootFilesystem"] = True
     if request.privileged:
@@ -191,7 +196,39 @@ def _security_context(request: RunRequest, config: SquarepegConfig) -> dict[str,
         capabilities["drop"] = docker_flags.parse_capabilities(request.cap_drop, flag="--cap-drop")
     if capabilities:
         context["capabilities"] = capabilities
+    if config.security is SecurityPreset.RESTRICTED:
+        _restricted(context)
     return context
+
+
+def _restricted(context: dict[str, Any]) -> None:
+    """Config `security: restricted`: what Pod Security Admission's `restricted` level checks
+    (staging/src/k8s.io/pod-security-admission/policy: allowPrivilegeEscalation=false,
+    capabilities.drop ["ALL"] and nothing added but NET_BIND_SERVICE, runAsNonRoot=true, not
+    runAsUser 0, seccompProfile RuntimeDefault or Localhost). Flags that contradict it are a
+    usage error naming both, never a pod the cluster refuses later."""
+    where = "config 'security: restricted'"
+    if context.get("privileged"):
+        raise UsageError(f"--privileged contradicts {where} (restricted pods are unprivileged)")
+    if context.get("runAsUser") == 0:
+        raise UsageError(f"--user 0 contradicts {where}: run as a non-root UID, e.g. -u 1000")
+    if context.get("allowPrivilegeEscalation") is True:
+        raise UsageError(f"--security-opt no-new-privileges=false contradicts {where}")
+    seccomp = (context.get("seccompProfile") or {}).get("type")
+    if seccomp == "Unconfined":
+        raise UsageError(f"--security-opt seccomp=unconfined contradicts {where}")
+    capabilities = context.setdefault("capabilities", {})
+    added = [c for c in capabilities.get("add") or () if c != "NET_BIND_SERVICE"]
+    if added:
+        raise UsageError(
+            f"--cap-add {added[0]} contradicts {where} (only NET_BIND_SERVICE may be added)"
+        )
+    drop = capabilities.setdefault("drop", [])
+    if "ALL" not in drop:
+        drop.append("ALL")
+    context["allowPrivilegeEscalation"] = False
+    context["runAsNonRoot"] = True
+    context.setdefault("seccompProfile", {"type": "RuntimeDefault"})
 
 
 def _namespace(request: RunRequest, config: SquarepegConfig) -> str | None:

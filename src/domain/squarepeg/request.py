@@ -54,6 +54,7 @@ class RunRequest:
     read_only: bool = False
     cap_add: tuple[str, ...] = ()
     cap_drop: tuple[str, ...] = ()
+    security_opt: tuple[str, ...] = ()
     hostname: str | None = None
     add_hosts: tuple[str, ...] = ()
     tmpfs: tuple[str, ...] = ()

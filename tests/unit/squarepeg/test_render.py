@@ -276,6 +276,7 @@ def test_docker_extras() -> None:
     assert c["securityContext"] == {
         "runAsUser": 1000,
         "runAsGroup": 1000,
+        "runAsNonRoot": True,  # a numeric non-root -u asserts it (Pod Security restricted)
         "readOnlyRootFilesystem": True,
         "capabilities": {"add": ["NET_ADMIN"], "drop": ["ALL"]},
     }

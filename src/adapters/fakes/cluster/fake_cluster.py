@@ -123,6 +123,8 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
         self._failures: InjectedFailures[FakeRequest] = InjectedFailures(_OPERATIONS)
         self._requests: list[FakeRequest] = []
         self._deletions: list[tuple[str, str, str, str]] = []
+        # `verb resource[/subresource]` pairs can_i denies (RBAC without a real authorizer)
+        self.denied: set[str] = set()
 
     @property
     def default_script(self) -> PodScript:
@@ -403,6 +405,12 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
             follow=follow,
             tail_lines=tail_lines,
         )
+
+    def can_i(
+        self, verb: str, resource: str, *, namespace: str, group: str = "", subresource: str = ""
+    ) -> bool | None:
+        full = f"{resource}/{subresource}" if subresource else resource
+        return f"{verb} {full}" not in self.denied
 
     def list_events(
         self, *, namespace: str, involved_name: str, involved_uid: str | None = None

@@ -210,6 +210,12 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
 @click.option("--read-only", is_flag=True, help="Read-only root filesystem.")
 @click.option("--cap-add", multiple=True, metavar="CAP", help="Add a Linux capability.")
 @click.option("--cap-drop", multiple=True, metavar="CAP", help="Drop a Linux capability.")
+@click.option(
+    "--security-opt",
+    multiple=True,
+    metavar="OPT",
+    help="no-new-privileges, seccomp=runtime/default|unconfined|localhost/PATH, apparmor=, label=.",
+)
 @click.option("-h", "--hostname", metavar="NAME", help="Pod hostname.")
 @click.option(
     "--add-host", "add_hosts", multiple=True, metavar="HOST:IP", help="Add a hostAliases entry."

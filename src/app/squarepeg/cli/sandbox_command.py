@@ -17,6 +17,8 @@ from .options import composition_root
     "squarepeg sandbox --kubeconfig /tmp/sandbox.kubeconfig &",
     "KUBECONFIG=/tmp/sandbox.kubeconfig squarepeg run alpine echo hello",
     "squarepeg sandbox --port 6443 --token s3cret --kubeconfig ./kubeconfig",
+    "squarepeg sandbox --pod-security default=restricted --apply quota.yaml "
+    "--user 'ci=get,list,watch,create,delete:pods;get:pods/log'",
 )
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.option(
@@ -40,16 +42,68 @@ from .options import composition_root
     metavar="TOKEN",
     help="Bearer token to require (default: a random one). It goes into the kubeconfig.",
 )
+@click.option(
+    "--pod-security",
+    "pod_security",
+    multiple=True,
+    metavar="NAMESPACE=LEVEL",
+    help="Label a namespace to enforce and warn at a Pod Security level "
+    "(privileged, baseline, restricted). Repeatable.",
+)
+@click.option(
+    "--apply",
+    "object_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Create the Namespaces, ResourceQuotas and LimitRanges in a YAML file first. Repeatable.",
+)
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    metavar="NAME=VERBS:RESOURCES[;...]",
+    help="Add a user allowed only these rules, e.g. 'ci=get,list,watch,create,delete:pods;"
+    "get:pods/log'; its context NAME@pegboard-sandbox goes into the kubeconfig. Repeatable.",
+)
 @click.pass_context
-def sandbox(ctx: click.Context, port: int, kubeconfig_path: Path | None, token: str | None) -> None:
+def sandbox(
+    ctx: click.Context,
+    port: int,
+    kubeconfig_path: Path | None,
+    token: str | None,
+    pod_security: tuple[str, ...],
+    object_files: tuple[Path, ...],
+    users: tuple[str, ...],
+) -> None:
     """Serve a loopback Kubernetes API whose kubelet runs containers as local processes.
 
     It executes commands, so it binds 127.0.0.1 only, serves HTTPS with a CA made on start and
     requires a bearer token; the kubeconfig it writes carries both, so kubectl, the Python
     client and squarepeg work with KUBECONFIG=PATH. A busy port or a kubeconfig path that is
     not yours is one line on stderr and exit 2.
+
+    To rehearse a locked-down cluster: --pod-security labels namespaces, --apply creates
+    ResourceQuotas and LimitRanges, --user adds an RBAC-limited user (see
+    docs/squarepeg/locked-down-cluster.md).
     """
     if token is not None and (not token or any(c.isspace() or not c.isprintable() for c in token)):
         raise UsageError("--token: must be non-empty printable characters without spaces")
+    levels = dict(_pair(item, "--pod-security", "NAMESPACE=LEVEL") for item in pod_security)
+    rules = [_pair(item, "--user", "NAME=VERBS:RESOURCES") for item in users]
     serve = composition_root(ctx).kubernetes_sandbox()
-    serve(port, kubeconfig_path, token=token)
+    serve(
+        port,
+        kubeconfig_path,
+        token=token,
+        users=rules,
+        pod_security=levels,
+        object_files=list(object_files),
+    )
+
+
+def _pair(item: str, flag: str, shape: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key or not value:
+        raise UsageError(f"{flag} {item!r}: expected {shape}")
+    return key, value

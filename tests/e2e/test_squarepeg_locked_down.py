@@ -1,0 +1,227 @@
+"""`squarepeg run` (the installed console script) on a locked-down cluster: the sandbox enforces
+Pod Security, a GPU ResourceQuota, a LimitRange and narrow RBAC users, as company clusters do.
+Each refusal is one line with its fix and exit 125, nothing is left behind, the apiserver's
+warnings reach stderr, and missing permissions for cleanup, the sweep's Lease or the runner
+hold never change the container's exit code."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers.kubernetes_sandbox import wait_until
+from pegboard.adapters.kube_semantics.resources import JOBS
+from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+
+pytestmark = pytest.mark.slow
+
+# What a CI account typically gets: its pods and Jobs, their logs and events; no delete on
+# Jobs, nothing on Leases.
+CI_RULES = (
+    "get,list,watch,create,delete,patch:pods;get:pods/log;get,list,watch,create,patch:jobs.batch;"
+    "list,watch:events"
+)
+NO_LOGS_RULES = "get,list,watch,create,delete,patch:pods;list,watch:events"
+HARDENING = (
+    "--security-opt",
+    "no-new-privileges",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "seccomp=runtime/default",
+    "-u",
+    "1000",
+)
+
+
+def squarepeg_bin() -> str:
+    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("the squarepeg console script is not installed next to this interpreter")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[KubernetesSandbox]:
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu", "namespace": "gpus"},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "1"}},
+    }
+    limits = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "defaults", "namespace": "limited"},
+        "spec": {"limits": [{"type": "Container", "default": {"cpu": "250m", "memory": "64Mi"}}]},
+    }
+    with KubernetesSandbox(
+        kill_grace_seconds=0.2,
+        users=[("ci", CI_RULES), ("nologs", NO_LOGS_RULES)],
+        pod_security={"strict": "restricted"},
+        objects=[quota, limits],
+    ) as running:
+        running.label_namespace("warned", {"pod-security.kubernetes.io/warn": "restricted"})
+        yield running
+
+
+@pytest.fixture
+def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
+    return {
+        "HOME": str(tmp_path),
+        "KUBECONFIG": str(sandbox.kubeconfig_path),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
+    }
+
+
+def squarepeg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [squarepeg_bin(), *argv], env=env, capture_output=True, text=True, timeout=90
+    )
+
+
+def last_line(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_restricted_namespace_refuses_a_default_pod_with_the_fix(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    done = squarepeg(env, "run", "-n", "strict", "alpine", "echo", "hi")
+    assert done.returncode == 125, done.stderr
+    line = last_line(done)
+    assert (
+        'is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation' in line
+    )
+    assert "set 'security: restricted' in config" in line
+    assert "--security-opt no-new-privileges --cap-drop ALL" in line
+    assert sandbox.pods("strict") == []
+
+
+def test_restricted_namespace_admits_the_docker_flags(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    done = squarepeg(env, "run", "-n", "strict", *HARDENING, "alpine", "echo", "hardened")
+    assert (done.returncode, done.stdout) == (0, "hardened\n"), done.stderr
+    assert "PodSecurity" not in done.stderr
+    assert sandbox.pods("strict") == []  # cleaned up
+
+
+def test_restricted_namespace_admits_the_config_default(
+    sandbox: KubernetesSandbox, env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "restricted.yaml"
+    config.write_text("security: restricted\n")
+    shown = squarepeg(env, "run", "--config", str(config), "--dry-run", "alpine", "true")
+    assert shown.returncode == 0
+    assert "allowPrivilegeEscalation: false" in shown.stdout
+    assert "type: RuntimeDefault" in shown.stdout
+    done = squarepeg(env, "run", "--config", str(config), "-n", "strict", "alpine", "echo", "ok")
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+
+
+def test_pod_security_warnings_reach_stderr_for_real_and_server_dry_runs(
+    env: dict[str, str],
+) -> None:
+    done = squarepeg(env, "run", "-n", "warned", "alpine", "echo", "ok")
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert 'would violate PodSecurity "restricted:latest"' in done.stderr
+    assert done.stderr.count("would violate PodSecurity") == 1
+    preview = squarepeg(env, "run", "-n", "warned", "--dry-run-server", "alpine", "true")
+    assert preview.returncode == 0
+    assert 'would violate PodSecurity "restricted:latest"' in preview.stderr
+    quiet = squarepeg(env, "run", "-q", "-n", "warned", "alpine", "true")
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+def test_a_quota_refuses_the_second_gpu_pod(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    first = subprocess.Popen(
+        [squarepeg_bin(), "run", "-n", "gpus", "--gpus", "1", "alpine", "sleep", "4"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: sandbox.pods("gpus"), timeout=30, what="the first GPU pod")
+        second = squarepeg(env, "run", "-n", "gpus", "--gpus", "1", "alpine", "true")
+        assert second.returncode == 125, second.stderr
+        line = last_line(second)
+        assert (
+            "exceeded quota: gpu, requested: requests.nvidia.com/gpu=1, "
+            "used: requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1"
+        ) in line
+        assert "ResourceQuota 'gpu' in namespace 'gpus' is used up" in line
+        assert len(sandbox.pods("gpus")) == 1
+    finally:
+        assert first.wait(timeout=60) == 0, first.communicate()[1]
+
+
+def test_a_limit_range_default_shows_in_the_server_dry_run(env: dict[str, str]) -> None:
+    done = squarepeg(env, "run", "-n", "limited", "--dry-run-server", "alpine", "true")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "kubernetes.io/limit-ranger: 'LimitRanger plugin set: cpu, memory request" in (done.stdout)
+        or "LimitRanger plugin set: cpu, memory request for container main" in done.stdout
+    )
+    assert "cpu: 250m" in done.stdout and "memory: 64Mi" in done.stdout
+
+
+def test_a_job_whose_pod_is_refused_ends_in_seconds_with_the_reason(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    started = time.monotonic()
+    done = squarepeg(
+        env, "run", "-n", "strict", "--mode", "job", "--timeout", "120", "alpine", "true"
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 125, done.stderr
+    line = last_line(done)
+    assert "cannot create its pod: pods " in line
+    assert 'violates PodSecurity "restricted:latest"' in line
+    assert "set 'security: restricted' in config" in line
+    assert elapsed < 60  # not --timeout
+    assert sandbox.jobs("strict") == [] and sandbox.pods("strict") == []
+
+
+def test_a_ci_user_without_delete_on_jobs_or_leases_keeps_the_exit_code(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    context = sandbox.user_context("ci")
+    done = squarepeg(
+        env, "run", "--context", context, "--mode", "job", "alpine", "sh", "-c", "echo out; exit 3"
+    )
+    assert (done.returncode, done.stdout) == (3, "out\n"), done.stderr
+    assert 'cannot delete resource "jobs" in API group "batch"' in done.stderr
+    assert "cannot use Lease" in done.stderr or "leases" in done.stderr
+    for job in sandbox.jobs():  # left behind, and said so: the admin removes it
+        sandbox.store.remove(JOBS, "default", job["metadata"]["name"])
+    pod_mode = squarepeg(env, "run", "--context", context, "alpine", "sh", "-c", "exit 4")
+    assert pod_mode.returncode == 4, pod_mode.stderr
+
+
+def test_missing_pods_log_is_an_error_before_the_pod_is_created(
+    sandbox: KubernetesSandbox, env: dict[str, str]
+) -> None:
+    before = len(sandbox.requests)
+    done = squarepeg(env, "run", "--context", sandbox.user_context("nologs"), "alpine", "true")
+    assert done.returncode == 125, done.stderr
+    assert last_line(done).endswith(
+        "missing permission: get pods/log in namespace 'default', which squarepeg needs to "
+        "stream the container's output; nothing was created (ask for it; check with "
+        "'kubectl auth can-i get pods/log -n default')"
+    )
+    assert not [
+        r for r in sandbox.requests[before:] if r.method == "POST" and r.path.endswith("/pods")
+    ]

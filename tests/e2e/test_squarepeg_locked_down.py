@@ -6,17 +6,15 @@ hold never change the container's exit code."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
+from helpers.console_scripts import console_script, sandbox_env
 from helpers.kubernetes_sandbox import wait_until
 from pegboard.adapters.kube_semantics.resources import JOBS
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
@@ -40,13 +38,6 @@ HARDENING = (
     "-u",
     "1000",
 )
-
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -75,17 +66,12 @@ def sandbox() -> Iterator[KubernetesSandbox]:
 
 @pytest.fixture
 def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
+    return sandbox_env(sandbox, tmp_path)
 
 
 def squarepeg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [squarepeg_bin(), *argv], env=env, capture_output=True, text=True, timeout=90
+        [console_script("squarepeg"), *argv], env=env, capture_output=True, text=True, timeout=90
     )
 
 
@@ -147,7 +133,7 @@ def test_a_quota_refuses_the_second_gpu_pod(
     sandbox: KubernetesSandbox, env: dict[str, str]
 ) -> None:
     first = subprocess.Popen(
-        [squarepeg_bin(), "run", "-n", "gpus", "--gpus", "1", "alpine", "sleep", "4"],
+        [console_script("squarepeg"), "run", "-n", "gpus", "--gpus", "1", "alpine", "sleep", "4"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -171,11 +157,16 @@ def test_a_quota_refuses_the_second_gpu_pod(
 def test_a_limit_range_default_shows_in_the_server_dry_run(env: dict[str, str]) -> None:
     done = squarepeg(env, "run", "-n", "limited", "--dry-run-server", "alpine", "true")
     assert done.returncode == 0, done.stderr
-    assert (
-        "kubernetes.io/limit-ranger: 'LimitRanger plugin set: cpu, memory request" in (done.stdout)
-        or "LimitRanger plugin set: cpu, memory request for container main" in done.stdout
+    answer = yaml.safe_load(done.stdout)
+    container = answer["spec"]["containers"][0]
+    assert container["resources"] == {
+        "limits": {"cpu": "250m", "memory": "64Mi"},
+        "requests": {"cpu": "250m", "memory": "64Mi"},
+    }
+    assert answer["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container main; "
+        "cpu, memory limit for container main"
     )
-    assert "cpu: 250m" in done.stdout and "memory: 64Mi" in done.stdout
 
 
 def test_a_job_whose_pod_is_refused_ends_in_seconds_with_the_reason(

@@ -5,7 +5,6 @@ kubeconfig, sends the token over TLS, downloads the OpenAPI v3 documents for `cr
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers.components import require_executable
+from helpers.kubectl import Kubectl as BaseKubectl
 from helpers.kubernetes_sandbox import wait_phase, wait_until
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
@@ -44,31 +44,7 @@ def sandbox() -> Iterator[KubernetesSandbox]:
         yield running
 
 
-class Kubectl:
-    def __init__(self, path: str, sandbox: KubernetesSandbox, home: Path) -> None:
-        self.path = path
-        self.files = home
-        self.env = {
-            **os.environ,
-            "KUBECONFIG": str(sandbox.kubeconfig_path),
-            "HOME": str(home),
-            "KUBECACHEDIR": str(home / "cache"),
-        }
-
-    def __call__(
-        self, *args: str, ok: bool = True, timeout: float = 60
-    ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [self.path, *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=timeout,
-        )
-        if ok:
-            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done
-
+class Kubectl(BaseKubectl):
     def manifest(self, name: str, script: str) -> str:
         path = self.files / f"{name}.yaml"
         path.write_text(POD_YAML.format(name=name, script=json.dumps(script)))

@@ -5,14 +5,12 @@ headers, its 403s), and the objects are made with the kubectl commands users typ
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from helpers.components import require_executable
+from helpers.kubectl import Kubectl
 from helpers.kubernetes_sandbox import wait_phase, wait_until
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
@@ -31,33 +29,6 @@ RESTRICTED = (
 def sandbox() -> Iterator[KubernetesSandbox]:
     with KubernetesSandbox(kill_grace_seconds=0.2, users=[("ci", CI_RULES)]) as running:
         yield running
-
-
-class Kubectl:
-    def __init__(self, path: str, sandbox: KubernetesSandbox, home: Path) -> None:
-        self.path = path
-        self.home = home
-        self.env = {
-            **os.environ,
-            "KUBECONFIG": str(sandbox.kubeconfig_path),
-            "HOME": str(home),
-            "KUBECACHEDIR": str(home / "cache"),
-        }
-
-    def __call__(
-        self, *args: str, ok: bool = True, stdin: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [self.path, *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            input=stdin,
-            timeout=60,
-        )
-        if ok:
-            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done
 
 
 @pytest.fixture(scope="module")

@@ -232,6 +232,11 @@ def test_rbac_user_gets_the_apiservers_403s(sandbox: KubernetesSandbox, kubectl:
     no = kubectl("--context", ci, "auth", "can-i", "delete", "jobs", ok=False)
     assert (no.returncode, no.stdout) == (1, "no\n")
     assert kubectl("auth", "can-i", "delete", "jobs").stdout == "yes\n"  # the admin
+    listed = kubectl("--context", ci, "auth", "can-i", "--list").stdout.splitlines()
+    rows = {line.split()[0]: line for line in listed[1:]}
+    assert rows["pods"].endswith("[get list watch create delete]")
+    assert rows["pods/log"].endswith("[get]")
+    assert not any(name.startswith("jobs") for name in rows)
 
 
 def test_a_job_whose_pod_is_refused_is_admitted_and_says_why(

@@ -3,7 +3,9 @@
     with KubernetesSandbox() as sandbox:
         api = kubernetes.config.new_client_from_config(config_file=str(sandbox.kubeconfig_path))
 
-It serves pods (with /log and /status), batch/v1 jobs and events; a simulated kubelet runs each
+It serves pods (with /log and /status), batch/v1 jobs, events and leases, and the objects that
+lock a namespace down (namespaces, resource quotas, limit ranges: Pod Security, quota and
+LimitRange admission; RBAC-limited users via `users=`); a simulated kubelet runs each
 container's command as a local process, so it executes code: it binds 127.0.0.1 only and
 requires the bearer token on every request. See docs/sandbox.md.
 """

@@ -18,7 +18,8 @@ Sources (kubernetes/kubernetes):
   (system:basic-user).
 - staging/src/k8s.io/api/authorization/v1/types.go SelfSubjectAccessReview: spec.
   resourceAttributes {namespace, verb, group, resource, subresource, name}, status {allowed,
-  reason}.
+  reason}; SelfSubjectRulesReview (`kubectl auth can-i --list`): status.resourceRules,
+  nonResourceRules, incomplete.
 """
 
 from __future__ import annotations
@@ -184,6 +185,36 @@ def authorize(
             namespace=namespace,
             name=name,
         )
+
+
+_DISCOVERY_RULES = [
+    {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+     "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+]  # fmt: skip
+_NON_RESOURCE_RULES = [
+    {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
+                                           "/livez", "/openapi", "/openapi/*", "/readyz", "/version"]},
+]  # fmt: skip
+
+
+def rules_review(user: User, body: Any) -> dict[str, Any]:
+    """Answer a SelfSubjectRulesReview: the user's rules, plus what every user may do."""
+    spec = body.get("spec") if isinstance(body, dict) and isinstance(body.get("spec"), dict) else {}
+    if user.admin:
+        rules: list[dict[str, Any]] = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+    else:
+        rules = [*_DISCOVERY_RULES, *(rule.to_json() for rule in user.rules)]
+    return {
+        "kind": "SelfSubjectRulesReview",
+        "apiVersion": "authorization.k8s.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": spec,
+        "status": {
+            "resourceRules": rules,
+            "nonResourceRules": _NON_RESOURCE_RULES,
+            "incomplete": False,
+        },
+    }
 
 
 def access_review(user: User, body: Any) -> dict[str, Any]:

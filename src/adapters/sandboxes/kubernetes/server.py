@@ -47,7 +47,7 @@ from .logs import LogQuery, timestamped_parts
 from .namespaces import Namespaces, check_namespace_object
 from .openapi import GROUP_VERSIONS, discovery_document, group_version_document, unknown_fields
 from .patching import apply_patch
-from .rbac import User, Users, access_review, authorize, parse_rules
+from .rbac import User, Users, access_review, authorize, parse_rules, rules_review
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
 
@@ -70,6 +70,7 @@ _NAMESPACE = re.compile(
     r"^/api/v1(?P<watch>/watch)?/namespaces(?:/(?P<name>[^/]+)(?:/(?P<sub>status))?)?/?$"
 )
 _ACCESS_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+_RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 _STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
 _WAIT_SLICE = 0.5  # how often streams re-check the stop flag
 _IOV_MAX = 512  # buffers per sendmsg (Linux allows 1024)
@@ -548,8 +549,8 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str, params: dict[str, list[str]]) -> None:
         match = _CORE.match(path) or _BATCH.match(path) or _COORDINATION.match(path)
         if match is None:
-            if path.rstrip("/") == _ACCESS_REVIEW:
-                self._access_review(method)
+            if path.rstrip("/") in (_ACCESS_REVIEW, _RULES_REVIEW):
+                self._access_review(method, rules=path.rstrip("/") == _RULES_REVIEW)
             elif (written := _NAMESPACE.match(path)) and (method != "GET" or written["watch"]):
                 self._namespace_write(method, written["name"], written["sub"], params)
             else:
@@ -680,7 +681,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif path == "/apis/authorization.k8s.io/v1":
             body = _resource_list(
                 "authorization.k8s.io/v1",
-                [("selfsubjectaccessreviews", "SelfSubjectAccessReview", ("create",))],
+                [
+                    ("selfsubjectaccessreviews", "SelfSubjectAccessReview", ("create",)),
+                    ("selfsubjectrulesreviews", "SelfSubjectRulesReview", ("create",)),
+                ],
             )
         elif match := _NAMESPACE.match(path):
             namespaces = self.server.state.namespaces
@@ -739,11 +743,12 @@ class ApiHandler(BaseHTTPRequestHandler):
                 reason="MethodNotAllowed",
             )
 
-    def _access_review(self, method: str) -> None:
+    def _access_review(self, method: str, *, rules: bool) -> None:
         if method != "POST":
-            raise StatusError(405, f"{method} is not supported on selfsubjectaccessreviews")
+            raise StatusError(405, f"{method} is not supported on this review")
         self._verb = "create"
-        self._send_json(201, access_review(self.user, self._json_body()))
+        review = rules_review if rules else access_review
+        self._send_json(201, review(self.user, self._json_body()))
 
     def _list(
         self, resource: Resource, namespace: str | None, params: dict[str, list[str]]
@@ -1198,7 +1203,8 @@ def _resource_list(
         entry: JsonObject = {
             "name": name,
             "singularName": "" if "/" in name else kind.lower(),
-            "namespaced": kind not in ("Namespace", "SelfSubjectAccessReview"),
+            "namespaced": kind
+            not in ("Namespace", "SelfSubjectAccessReview", "SelfSubjectRulesReview"),
             "kind": kind,
             "verbs": list(verbs),
         }

@@ -6,11 +6,13 @@ LimitRanger's min/max, PodSecurity, ResourceQuota (last, so only an otherwise ad
 charged). The first refusal ends the request with a 403 worded by admission.NewForbidden:
 `pods "<name>" is forbidden: <reason>`. A Job is only checked by PodSecurity's warn mode
 (ValidatePodController); its pods go through the whole chain when the job controller creates
-them. Pod creates are serialised, so two pods cannot both take the quota's last slot.
+them. Pod creates in a namespace with a quota are serialised, so two pods cannot both take
+its last slot.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -46,7 +48,9 @@ class Admission:
         (the store create, or nothing for a dry run) before another pod is admitted. The
         result and the response warnings; a StatusError (403) when a plugin refuses."""
         namespace = pod["metadata"]["namespace"]
-        with self._lock:
+        quotas = self._store.list(RESOURCE_QUOTAS, namespace)[0]
+        # Only a quota needs creates taken one at a time (its check and its charge together).
+        with self._lock if quotas else contextlib.nullcontext():
             limit_ranges = self._store.list(LIMIT_RANGES, namespace)[0]
             limit_ranger.apply_defaults(pod, limit_ranges)
             if pod.get("status") is not None:
@@ -59,7 +63,6 @@ class Admission:
             )
             if verdict.refusal is not None:
                 raise forbidden(pod, verdict.refusal)
-            quotas = self._store.list(RESOURCE_QUOTAS, namespace)[0]
             if quotas:
                 pods = self._store.list(PODS, namespace)[0]
                 problem = resource_quota.check(pod, quotas, pods)

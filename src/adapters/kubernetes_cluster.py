@@ -413,6 +413,13 @@ class KubernetesCluster:
         timeout: float,
     ) -> Iterator[WatchEvent]:
         deadline = self._monotonic() + timeout
+        if label_selector is None and _names_one_object(field_selector):
+            # One object by name: a watch without a resourceVersion starts with its current
+            # state as ADDED (the apiserver's "get state and start at most recent"), one request
+            # instead of a LIST and a watch; resuming from that object's resourceVersion misses
+            # nothing, since no other object matches.
+            selectors = self._selectors(label_selector, field_selector)
+            return self._watch(kind, namespace, selectors, [], "", deadline)
         items, version = self._list(kind, namespace, label_selector, field_selector)
         return self._watch(
             kind,
@@ -632,6 +639,14 @@ class _WatchBroke(Exception):
 def _involved_selector(name: str, uid: str | None) -> str:
     selector = f"involvedObject.name={name}"
     return f"{selector},involvedObject.uid={uid}" if uid else selector
+
+
+def _names_one_object(field_selector: str | None) -> bool:
+    """`metadata.name=X` (alone, or `==`): the selector matches at most one object."""
+    if not field_selector or "," in field_selector or "!=" in field_selector:
+        return False
+    key, _, value = field_selector.replace("==", "=").partition("=")
+    return key.strip() == "metadata.name" and bool(value.strip())
 
 
 def _selector_values(selectors: builtins.list[tuple[str, Any]]) -> tuple[str | None, str | None]:

@@ -18,9 +18,12 @@ _sink: Callable[[str], None] | None = None
 
 
 def route_to(sink: Callable[[str], None] | None) -> None:
-    """Send the warnings to `sink` (None: plain `Warning: ...` lines on stderr)."""
+    """From now on (a new command), send the warnings to `sink` (None: plain `Warning: ...`
+    lines on stderr), each text once again."""
     global _sink
-    _sink = sink
+    with _lock:
+        _seen.clear()
+        _sink = sink
 
 
 def report(text: str) -> None:
@@ -41,7 +44,5 @@ def report(text: str) -> None:
 
 
 def reset() -> None:
-    """Forget what was shown (tests running several commands in one process)."""
-    with _lock:
-        _seen.clear()
+    """Plain stderr lines again, nothing remembered (tests running commands in one process)."""
     route_to(None)

@@ -211,3 +211,18 @@ def test_kube_expand_asks_for_the_kubelets_expansion(env: dict[str, str]) -> Non
     assert result.returncode == 0, result.stderr
     # HOSTNAME is the runtime's, not the kubelet's: left as written, as on a real node.
     assert result.stdout.splitlines() == ["world", "$", "$(HOSTNAME)"]
+
+
+def test_i_on_a_terminal_warns_and_the_containers_read_waits(env: dict[str, str]) -> None:
+    # A terminal brings nothing that could be lost: the run goes ahead, and says that what is
+    # typed never reaches the container, whose stdin stays open with nothing on it.
+    controller, terminal = os.openpty()
+    try:
+        result = squarepeg(
+            env, "run", "-q", "-i", "alpine", "sh", "-c", "timeout 0.5 cat; echo $?", stdin=terminal
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert (result.returncode, result.stdout) == (0, "124\n"), result.stderr
+    assert "-i: stdin is not forwarded" in result.stderr

@@ -302,6 +302,18 @@ def test_missing_executable_fails_with_start_error(sandbox: KubernetesSandbox, c
     assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
 
 
+@pytest.mark.parametrize(("stdin", "code"), [(False, "0"), (True, "124")])
+def test_stdin_true_keeps_an_open_stdin_nobody_writes_to(
+    sandbox: KubernetesSandbox, core: Any, stdin: bool, code: str
+) -> None:
+    # Without stdin, a read gets EOF at once; with it, the read waits (for an attach).
+    manifest = pod_manifest(f"stdin-{str(stdin).lower()}", ["sh", "-c", "timeout 0.5 cat; echo $?"])
+    manifest["spec"]["containers"][0]["stdin"] = stdin
+    core.create_namespaced_pod("default", manifest)
+    wait_phase(sandbox, manifest["metadata"]["name"], "Succeeded")
+    assert core.read_namespaced_pod_log(manifest["metadata"]["name"], "default") == code + "\n"
+
+
 def test_lifecycle_events_are_recorded(sandbox: KubernetesSandbox, core: Any) -> None:
     core.create_namespaced_pod("default", pod_manifest("evented", ["true"]))
     wait_phase(sandbox, "evented", "Succeeded")

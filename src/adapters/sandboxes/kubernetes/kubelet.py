@@ -509,7 +509,10 @@ class Kubelet:
         try:
             run.process = subprocess.Popen(
                 argv,
-                stdin=subprocess.DEVNULL,
+                # core/v1 Container.stdin: without it "reads from stdin in the container will
+                # always result in EOF"; with it (and no stdinOnce) the runtime keeps a stdin
+                # buffer open that only an attach writes to: a read waits. Nobody attaches here.
+                stdin=subprocess.PIPE if container.get("stdin") else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
@@ -559,6 +562,8 @@ class Kubelet:
         finally:
             process.stdout.close()
             code = process.wait()
+            if process.stdin is not None:
+                process.stdin.close()
             run.finished_at = _now()
             run.exit_code = code if code >= 0 else 128 - code
             if run.oom_killed:

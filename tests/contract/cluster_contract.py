@@ -610,3 +610,9 @@ class ClusterContract:
         assert replaced["metadata"]["labels"] == {"tier": "web"}
         assert replaced["status"].get("phase") in ("Pending", "Running")
         harness.cluster.delete(ResourceKind.POD, name, namespace=ns)
+
+    def test_the_default_credentials_may_read_logs(self, harness: ClusterDriver) -> None:
+        # the fake and the sandbox's own token are both cluster admins: every review says yes
+        ns = harness.namespace
+        assert harness.cluster.can_i("get", "pods", namespace=ns, subresource="log") is True
+        assert harness.cluster.can_i("delete", "jobs", namespace=ns, group="batch") is True

@@ -6,6 +6,8 @@ hold never change the container's exit code."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -216,3 +218,93 @@ def test_missing_pods_log_is_an_error_before_the_pod_is_created(
     assert not [
         r for r in sandbox.requests[before:] if r.method == "POST" and r.path.endswith("/pods")
     ]
+
+
+LOCKED_OBJECTS = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team
+  labels: {pod-security.kubernetes.io/warn: baseline}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: pods, namespace: team}
+spec: {hard: {pods: "3"}}
+"""
+
+
+def test_squarepeg_sandbox_flags_lock_it_down(tmp_path: Path) -> None:
+    objects = tmp_path / "locked.yaml"
+    objects.write_text(LOCKED_OBJECTS)
+    kubeconfig = tmp_path / "locked.kubeconfig"
+    process = subprocess.Popen(
+        [
+            console_script("squarepeg"),
+            "sandbox",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--pod-security",
+            "strict=restricted",
+            "--apply",
+            str(objects),
+            "--user",
+            "ci=get,list,watch:pods;get:pods/log",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        announced = [process.stderr.readline() for _ in range(3)]
+        assert "listening on https://127.0.0.1:" in announced[0]
+        assert announced[2] == "user ci: --context ci@pegboard-sandbox\n"
+        env = {
+            "HOME": str(tmp_path),
+            "KUBECONFIG": str(kubeconfig),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LOGNAME": "rehearsal",
+        }
+        refused = squarepeg(env, "run", "-n", "strict", "alpine", "true")
+        assert refused.returncode == 125 and "violates PodSecurity" in refused.stderr
+        ran = squarepeg(env, "run", "-n", "team", "alpine", "echo", "in team")
+        assert (ran.returncode, ran.stdout) == (0, "in team\n"), ran.stderr
+        denied = squarepeg(env, "run", "--context", "ci@pegboard-sandbox", "alpine", "true")
+        assert denied.returncode == 125
+        assert 'User "ci" cannot create resource "pods"' in last_line(denied)
+        assert "lacks 'create' on pods" in last_line(denied)
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) in (0, 130)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ("--pod-security", "strict"),
+            "squarepeg: --pod-security 'strict': expected NAMESPACE=LEVEL",
+        ),
+        (("--pod-security", "strict=locked"), "pod security level 'locked': must be one of"),
+        (("--user", "ci=pods"), "user 'ci': 'pods': expected VERBS:RESOURCES"),
+        (
+            ("--apply", "/nonexistent/objects.yaml"),
+            "--apply /nonexistent/objects.yaml: cannot read it",
+        ),
+    ],
+)
+def test_squarepeg_sandbox_bad_lockdown_flags_are_one_line(
+    tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    done = subprocess.run(
+        [console_script("squarepeg"), "sandbox", "--kubeconfig", str(tmp_path / "k"), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr

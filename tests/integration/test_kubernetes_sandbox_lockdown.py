@@ -280,3 +280,18 @@ def test_deleting_a_namespace_deletes_what_is_in_it(
     assert "No resources found" in gone.stderr
     missing = kubectl("get", "namespace", "never-made", ok=False)
     assert 'namespaces "never-made" not found' in missing.stderr
+
+
+def test_the_adapter_asks_the_sandbox_what_a_user_may_do(sandbox: KubernetesSandbox) -> None:
+    from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+
+    ci = KubernetesCluster(
+        context=sandbox.user_context("ci"), env={"KUBECONFIG": str(sandbox.kubeconfig_path)}
+    )
+    try:
+        assert ci.can_i("get", "pods", namespace="default", subresource="log") is True
+        assert ci.can_i("create", "pods", namespace="default") is True
+        assert ci.can_i("delete", "jobs", namespace="default", group="batch") is False
+        assert ci.can_i("get", "leases", namespace="x", group="coordination.k8s.io") is False
+    finally:
+        ci.close()

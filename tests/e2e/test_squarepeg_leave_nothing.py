@@ -5,27 +5,24 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from helpers.console_scripts import console_script, sandbox_env
+from helpers.kubernetes_sandbox import pods_created_by
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
 pytestmark = pytest.mark.slow
 
 
 def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
+    return console_script("squarepeg")
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +33,7 @@ def sandbox() -> Iterator[KubernetesSandbox]:
 
 @pytest.fixture
 def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
+    return sandbox_env(sandbox, tmp_path)
 
 
 def squarepeg(
@@ -52,14 +44,6 @@ def squarepeg(
     )
 
 
-def my_pods(sandbox: KubernetesSandbox, user: str) -> list[str]:
-    return [
-        p["metadata"]["name"]
-        for p in sandbox.pods()
-        if p["metadata"].get("labels", {}).get("squarepeg.io/created-by") == user
-    ]
-
-
 # -- item 7: a kept pod is clean's to take as soon as its run ended --------------------------------
 
 
@@ -68,13 +52,13 @@ def test_clean_include_kept_right_after_a_keep_run_removes_it(
 ) -> None:
     run = squarepeg(env, "run", "-q", "--keep", "alpine", "true")
     assert run.returncode == 0, run.stderr
-    (kept,) = my_pods(sandbox, env["LOGNAME"])
+    (kept,) = pods_created_by(sandbox, env["LOGNAME"])
     annotations = sandbox.pod(kept)["metadata"].get("annotations") or {}
     assert "squarepeg.io/runner-alive-until" not in annotations
     clean = squarepeg(env, "clean", "--include-kept", "--min-age", "0", "--yes")
     assert clean.returncode == 0, clean.stderr
     assert "nothing to clean" not in clean.stderr
-    assert my_pods(sandbox, env["LOGNAME"]) == []
+    assert pods_created_by(sandbox, env["LOGNAME"]) == []
 
 
 # -- item 1: the same interrupt delivered twice never leaves a pod Running -----------------------
@@ -146,7 +130,7 @@ def test_timeout_s_int_never_leaves_the_pod_running(
     problems, running = run_batches(start, signal_group=False)
     assert problems == []
     assert running >= RUNS // 2, "too few runs had a Running pod when timeout fired"
-    assert my_pods(sandbox, env["LOGNAME"]) == []
+    assert pods_created_by(sandbox, env["LOGNAME"]) == []
 
 
 def test_two_signals_to_the_process_group_never_leave_the_pod_running(
@@ -163,7 +147,7 @@ def test_two_signals_to_the_process_group_never_leave_the_pod_running(
 
     problems, running = run_batches(start, signal_group=True)
     assert problems == [] and running == RUNS
-    assert my_pods(sandbox, env["LOGNAME"]) == []
+    assert pods_created_by(sandbox, env["LOGNAME"]) == []
 
 
 # -- item 6: -i with piped stdin is refused, never a silent success ------------------------------
@@ -176,7 +160,7 @@ def test_i_with_piped_stdin_is_refused_in_one_line_before_anything_is_created(
     assert result.returncode == 2
     assert result.stderr.startswith("squarepeg: -i: stdin is a pipe or a file")
     assert result.stderr.count("\n") == 1 and result.stdout == ""
-    assert my_pods(sandbox, env["LOGNAME"]) == []
+    assert pods_created_by(sandbox, env["LOGNAME"]) == []
 
 
 def test_i_with_nothing_on_stdin_runs_and_warns(

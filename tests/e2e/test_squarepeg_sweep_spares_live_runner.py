@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.kubernetes_sandbox import pods_created_by
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
 pytestmark = pytest.mark.slow
@@ -58,14 +59,6 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def my_pods(sandbox: KubernetesSandbox, user: str) -> list[str]:
-    return [
-        p["metadata"]["name"]
-        for p in sandbox.pods()
-        if p["metadata"].get("labels", {}).get("squarepeg.io/created-by") == user
-    ]
-
-
 def test_neither_another_runs_sweep_nor_clean_deletes_a_pod_still_being_read(
     sandbox: KubernetesSandbox, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -87,8 +80,8 @@ def test_neither_another_runs_sweep_nor_clean_deletes_a_pod_still_being_read(
     try:
         assert slow.stdout is not None and slow.stderr is not None
         first = slow.stdout.read(1024)  # the stream is open; now stop reading for a while
-        wait_for(lambda: len(my_pods(sandbox, env["LOGNAME"])) == 1)
-        (name,) = my_pods(sandbox, env["LOGNAME"])
+        wait_for(lambda: len(pods_created_by(sandbox, env["LOGNAME"])) == 1)
+        (name,) = pods_created_by(sandbox, env["LOGNAME"])
         wait_for(lambda: (sandbox.pod(name) or {}).get("status", {}).get("phase") == "Succeeded")
 
         other = subprocess.run(
@@ -124,4 +117,6 @@ def test_neither_another_runs_sweep_nor_clean_deletes_a_pod_still_being_read(
     output = first + rest
     assert (code, len(output)) == (0, LOG_BYTES + 4), stderr
     assert output == b"x" * LOG_BYTES + b"end\n"
-    wait_for(lambda: my_pods(sandbox, env["LOGNAME"]) == [])  # its own run deleted it at the end
+    wait_for(
+        lambda: pods_created_by(sandbox, env["LOGNAME"]) == []
+    )  # its own run deleted it at the end

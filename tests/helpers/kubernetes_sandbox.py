@@ -127,3 +127,12 @@ def raw_request(
         return response.status, response.read()
     finally:
         conn.close()
+
+
+def pods_created_by(sandbox: KubernetesSandbox, user: str) -> list[str]:
+    """Names of the sandbox's pods that squarepeg created for `user` (its created-by label)."""
+    return [
+        p["metadata"]["name"]
+        for p in sandbox.pods()
+        if p["metadata"].get("labels", {}).get("squarepeg.io/created-by") == user
+    ]

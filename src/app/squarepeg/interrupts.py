@@ -42,18 +42,20 @@ def abandons(signum: int, *, since_first: float, window: float = REPEAT_WINDOW_S
 
 class TwoStageInterrupt:
     """Counts interrupts; the first calls `on_first`; a deliberate second one (`abandons`) calls
-    `on_second` and raises Abandoned; any other one is only counted."""
+    `on_second` and raises Abandoned; any other one calls `on_repeat` and changes nothing."""
 
     def __init__(
         self,
         *,
         on_first: Callable[[], None],
         on_second: Callable[[], None],
+        on_repeat: Callable[[int], None] = lambda signum: None,
         monotonic: Callable[[], float] = time.monotonic,
         repeat_window: float = REPEAT_WINDOW_SECONDS,
     ) -> None:
         self._on_first = on_first
         self._on_second = on_second
+        self._on_repeat = on_repeat  # told the signal of each repeat that does not abandon
         # Real time, never a test's virtual clock: it measures when the kernel delivered signals.
         self._monotonic = monotonic
         self._repeat_window = repeat_window
@@ -76,6 +78,7 @@ class TwoStageInterrupt:
             return
         if not abandons(signum, since_first=now - self._first_at, window=self._repeat_window):
             self.ignored += 1
+            self._on_repeat(signum)
             return
         self._on_second()
         raise Abandoned()

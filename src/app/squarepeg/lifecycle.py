@@ -9,6 +9,7 @@ In Job mode a failed pod the Job retries (backoffLimit) is followed by its next 
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 from typing import BinaryIO, cast
 
@@ -110,6 +111,7 @@ class RunLifecycle:
         self.interrupt = TwoStageInterrupt(
             on_first=self._first_interrupt,
             on_second=self._second_interrupt,
+            on_repeat=self._repeated_interrupt,
             repeat_window=interrupt_repeat_window,
         )
         self._queue: queue.Queue[Message] = queue.Queue()
@@ -323,6 +325,11 @@ class RunLifecycle:
             )
         self._stop_pump()
         self._queue.put((Msg.INTERRUPT, None))
+
+    def _repeated_interrupt(self, signum: int) -> None:
+        if not self.resolved.output.quiet:
+            what = "SIGTERM" if signum == signal.SIGTERM else "the same interrupt again"
+            raw_stderr_line(self.ui.prefix, f"{what}: still cleaning up")
 
     def _second_interrupt(self) -> None:
         raw_stderr_line(self.ui.prefix, self._abandon_messages()[0])

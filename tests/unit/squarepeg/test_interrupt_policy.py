@@ -24,6 +24,10 @@ class Calls:
     def __init__(self) -> None:
         self.first = 0
         self.second = 0
+        self.repeats: list[int] = []
+
+    def on_repeat(self, signum: int) -> None:
+        self.repeats.append(signum)
 
     def on_first(self) -> None:
         self.first += 1
@@ -36,7 +40,10 @@ def policy(clock: FakeClock) -> tuple[TwoStageInterrupt, Calls]:
     calls = Calls()
     return (
         TwoStageInterrupt(
-            on_first=calls.on_first, on_second=calls.on_second, monotonic=clock.monotonic
+            on_first=calls.on_first,
+            on_second=calls.on_second,
+            on_repeat=calls.on_repeat,
+            monotonic=clock.monotonic,
         ),
         calls,
     )
@@ -52,6 +59,7 @@ def test_a_repeat_within_the_window_is_the_same_interrupt() -> None:
     clock.advance(REPEAT_WINDOW_SECONDS - 0.004)
     interrupt.trigger(signal.SIGINT)  # still inside the window
     assert (calls.first, calls.second, interrupt.ignored) == (1, 0, 4)
+    assert calls.repeats == [signal.SIGINT] * 4  # each one said
     assert interrupt.first.is_set()
 
 

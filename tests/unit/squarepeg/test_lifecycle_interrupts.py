@@ -135,7 +135,8 @@ def test_the_same_interrupt_delivered_twice_still_cleans_up(
     cluster.delete = delete_then_repeat  # type: ignore[method-assign]
     result = run_on_fake(resolved_run("p"), cluster)
     assert str(result.error) == "interrupted"
-    assert "left running" not in capfd.readouterr().err
+    said = capfd.readouterr().err
+    assert "left running" not in said and "still cleaning up" in said
     assert "p" not in cluster
     assert "list_page" in [r.operation for r in cluster.requests]  # and the sweep ran
 

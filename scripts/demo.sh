@@ -4,7 +4,7 @@
 #     client, real HTTP) in Pod and Job mode; the container's output and exit code come back.
 #  2. runpod-deploy: a real `runpod-deploy run` of examples/local/hello.yaml on the local provider.
 #  3. runpod-deploy on its default provider: `runpod-deploy sandbox` (the RunPod API on loopback,
-#     each pod a real sshd), then examples/runpod/hello.yaml through it with the real runpod SDK.
+#     each pod a real sshd), then examples/runpod/hello.yaml through it (REST v2, no SDK needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
@@ -72,8 +72,8 @@ if [ -f examples/local/hello.yaml ]; then
     "$BIN/runpod-deploy" events "$run_dir"
 fi
 if [ -f examples/runpod/hello.yaml ]; then
-    if [ ! -x /usr/sbin/sshd ] || ! command -v rsync >/dev/null || ! "$BIN/python" -c 'import runpod' 2>/dev/null; then
-        step "runpod-deploy on the default provider: skipped (needs sshd, rsync and the runpod extra)"
+    if [ ! -x /usr/sbin/sshd ] || ! command -v rsync >/dev/null; then
+        step "runpod-deploy on the default provider: skipped (needs sshd and rsync)"
     else
         step "runpod-deploy sandbox   (a loopback RunPod API; each pod is a real sshd on 127.0.0.1)"
         mkdir -p "$HOME/.ssh"

@@ -14,5 +14,5 @@ settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Fixtures for a real sshd on 127.0.0.1 (sshd, start_sshd, ssh_client_key) and for the RunPod
-# API sandbox with the SDK adapter (runpod_sandbox, runpod_cloud, sleeps).
+# API sandbox with the RunPod adapter (runpod_sandbox, runpod_cloud, sleeps).
 pytest_plugins = ["helpers.sshd", "helpers.runpod_sandbox"]

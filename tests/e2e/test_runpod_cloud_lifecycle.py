@@ -1,5 +1,5 @@
 """`runpod-deploy` on its default provider, end to end: the installed CLI as a subprocess against
-the RunPod API sandbox with the real `runpod` SDK, paramiko and rsync over each pod's sshd.
+the RunPod API sandbox (REST v2; GraphQL only for spot), paramiko and rsync over each pod's sshd.
 
 The examples/runpod configs run unchanged (their `/workspace` is each pod's own volume). Each
 lifecycle action, `recycle` resumed by a second run, spot, a network volume, and the audit
@@ -18,7 +18,7 @@ import yaml
 
 from helpers.runpod_cloud_deploy import CloudDeploy, manifest_of, run_dir_of
 
-MUTATIONS = ("podFindAndDeployOnDemand", "podRentInterruptable", "podStop", "podResume")
+GRAPHQL_MUTATIONS = ("podFindAndDeployOnDemand", "podRentInterruptable", "podStop", "podResume")
 
 
 @pytest.fixture
@@ -35,11 +35,18 @@ def _lifecycle(on_success: str) -> dict[str, str]:
 
 
 def _mutations(deploy: CloudDeploy) -> list[str]:
-    return [
+    """Every request that changes something: v2 as `operationId body`, GraphQL as its text."""
+    v2 = [
+        f"{r.operation_id} {r.body.decode()}"
+        for r in deploy.sandbox.received_v2
+        if not r.target.startswith("/v2/") or r.method != "GET"
+    ]
+    graphql = [
         q.text
         for q in deploy.sandbox.received
-        if any(m in q.text for m in (*MUTATIONS, "podTerminate"))
+        if any(m in q.text for m in (*GRAPHQL_MUTATIONS, "podTerminate"))
     ]
+    return v2 + graphql
 
 
 def test_hello_example_runs_unchanged_on_the_default_provider(deploy: CloudDeploy) -> None:
@@ -54,8 +61,10 @@ def test_hello_example_runs_unchanged_on_the_default_provider(deploy: CloudDeplo
     assert manifest["pod_final_state"] == "TERMINATED"
     assert deploy.live_pods() == {} and len(deploy.terminated()) == 1
     # The pod trusted nothing but the PUBLIC_KEY the run passed: logging in proves it.
-    (create,) = [q for q in _mutations(deploy) if "podFindAndDeployOnDemand" in q]
-    assert deploy.public_key in create
+    (create,) = [q for q in _mutations(deploy) if q.startswith("createPod ")]
+    assert json.loads(create.split(" ", 1)[1])["env"]["PUBLIC_KEY"] == deploy.public_key.strip()
+    # A whole run on the default provider, without spot, sends no GraphQL request at all.
+    assert deploy.sandbox.received == []
     assert (run_dir_of(done) / "hello.log").read_bytes().endswith(b"[hello] DONE\n")
     assert (run_dir_of(done) / "pip_freeze.txt").exists()
     assert deploy.stale()["pods"] == []
@@ -102,7 +111,8 @@ def test_recycle_resumes_the_same_pod_on_the_second_run(deploy: CloudDeploy) -> 
     events = [json.loads(line) for line in (run_dir_of(second) / "events.jsonl").open()]
     assert any(e["event"] == "pod_resumed" and e["pod_id"] == pod_id for e in events)
     assert marker.read_text() == "kept"
-    assert sum("podResume" in q for q in _mutations(deploy)) == 1
+    assert sum(q == 'podAction {"action": "start"}' for q in _mutations(deploy)) == 1
+    assert deploy.sandbox.received == []  # recycle, both runs: no GraphQL
     # Only one pod listed, released by the command printed for it.
     (listed,) = deploy.stale()["pods"]
     assert deploy.shell_command(listed["release"]).returncode == 0
@@ -123,6 +133,11 @@ def test_spot_pods_are_rented_interruptible(deploy: CloudDeploy) -> None:
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     assert deploy.live_pods() == {} and len(deploy.terminated()) == 1
     assert any("podRentInterruptable" in q for q in _mutations(deploy))
+    # GraphQL only for the spot part: its prices, the bid, the rent; everything else is v2.
+    assert all(
+        "gpuTypes" in q.text or "podRentInterruptable" in q.text for q in deploy.sandbox.received
+    )
+    assert "pod.spot: a spot (interruptible) pod needs RunPod's GraphQL API" in done.stderr.decode()
     assert manifest_of(done)["gpu_price_per_hour_usd"] == pytest.approx(
         0.12
     )  # half the 0.25 on-demand price
@@ -211,7 +226,10 @@ def test_audit_commands_after_runs(deploy: CloudDeploy) -> None:
 
 
 def _foreign_stopped_pod(deploy: CloudDeploy) -> str:
-    """A stopped pod someone else made on the account (not named like our runs)."""
+    """A stopped pod someone else made on the account (not named like our runs), with the SDK."""
+    from helpers.runpod_sandbox import require_runpod_sdk
+
+    require_runpod_sdk()
     import runpod
 
     runpod.api_key = deploy.sandbox.api_key

@@ -1,5 +1,5 @@
 """The installed `runpod-deploy` on its default provider (RunPod) against the RunPod API sandbox,
-as a subprocess: the real `runpod` SDK over HTTP, paramiko and rsync over each pod's real sshd.
+as a subprocess: REST v2 (GraphQL for spot) over HTTP, paramiko and rsync over each pod's sshd.
 
 `CloudDeploy` is one scratch user: HOME with a fresh ed25519 key at ~/.ssh/id_ed25519 (what
 the example configs name), a copy of examples/runpod as the project, and a sandbox whose pods
@@ -29,7 +29,6 @@ import yaml
 
 from helpers.components import in_ci, require_executable
 from helpers.runpod_local import runpod_deploy_bin
-from helpers.runpod_sandbox import require_runpod_sdk
 from helpers.sshd import require_sshd
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
 from pegboard.adapters.sandboxes.runpod.pod_ssh import can_namespace
@@ -52,7 +51,6 @@ class CloudDeploy:
     """One scratch user against one RunPod API sandbox (started here, stopped by `close`)."""
 
     def __init__(self, tmp_path: Path) -> None:
-        require_runpod_sdk()
         require_sshd()
         require_executable("rsync")
         require_executable("bash")

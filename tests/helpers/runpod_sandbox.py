@@ -1,10 +1,11 @@
-"""pytest fixtures for the RunPod API sandbox and the SDK adapter pointed at it.
+"""pytest fixtures for the RunPod API sandbox and the RunPod adapter pointed at it.
 
 `runpod_sandbox`: a fresh sandbox per test (pods answer an SSH banner only; tests that log in
-build `RunPodSandbox(ssh=True, ...)` themselves). `runpod_cloud`: a RunPodGpuCloud on the real
-`runpod` SDK with the sandbox's URL and key, an empty HOME (a developer's own
-~/.runpod/config.toml is never read) and no real sleeping between retries (`sleeps` records
-them). Without the `runpod` package these skip locally and fail under CI=true.
+build `RunPodSandbox(ssh=True, ...)` themselves). `runpod_cloud`: a RunPodGpuCloud (REST v2 over
+HTTP) with the sandbox's URL and key, an empty HOME (a developer's own ~/.runpod/config.toml is
+never read) and no real sleeping between retries (`sleeps` records them).
+`require_runpod_sdk()`: for tests that drive the sandbox with the real `runpod` SDK 1.x (the
+`dev` extra installs it): without it they skip locally and fail under CI=true.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ def require_runpod_sdk() -> None:
 
 @pytest.fixture
 def runpod_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunPodSandbox]:
-    require_runpod_sdk()
     with RunPodSandbox() as sandbox:
         # The SDK reads RUNPOD_API_BASE_URL from the process environment on every call.
         monkeypatch.setenv("RUNPOD_API_BASE_URL", sandbox.url)
@@ -53,7 +53,7 @@ def runpod_cloud(
     runpod_sandbox: RunPodSandbox, sleeps: SleepRecorder, tmp_path: Path
 ) -> RunPodGpuCloud:
     return RunPodGpuCloud(
-        environ={"RUNPOD_API_KEY": runpod_sandbox.api_key},
+        environ=runpod_sandbox.environ(),
         home=tmp_path / "home",
         sleep=sleeps,
         timeout_sec=10.0,

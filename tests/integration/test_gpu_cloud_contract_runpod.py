@@ -1,14 +1,18 @@
-"""GpuCloud contract against RunPodGpuCloud (the real `runpod` SDK) over the RunPod API sandbox."""
+"""GpuCloud contract against RunPodGpuCloud (REST v2 over HTTP) on the RunPod API sandbox; every
+request the adapter sends is held to RunPod's published document, and none is GraphQL."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from contract.gpu_cloud_contract import GpuCloudContract
+from helpers.runpod_openapi import validate_received_requests
 from pegboard.adapters.runpod import RunPodGpuCloud
+from pegboard.adapters.sandboxes.runpod import RunPodSandbox
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
 
@@ -34,5 +38,8 @@ class _Driver:
 
 class TestRunPodGpuCloudContract(GpuCloudContract):
     @pytest.fixture
-    def driver(self, runpod_cloud: RunPodGpuCloud) -> Any:
-        return _Driver(runpod_cloud)
+    def driver(self, runpod_cloud: RunPodGpuCloud, runpod_sandbox: RunPodSandbox) -> Iterator[Any]:
+        yield _Driver(runpod_cloud)
+        # After each contract test: what the adapter sent is what RunPod's document allows.
+        validate_received_requests(runpod_sandbox.received_v2)
+        assert runpod_sandbox.received == []  # no GraphQL

@@ -1,21 +1,21 @@
-"""RunPodGpuCloud (real SDK) against each fault knob of the RunPod API sandbox, plus the key,
-transport and missing-extra failures: every one arrives as the PortError the app handles."""
+"""RunPodGpuCloud (REST v2, GraphQL for spot) against each fault knob of the RunPod API sandbox,
+plus the key and transport failures: every one arrives as the PortError the app handles."""
 
 from __future__ import annotations
 
+import logging
 import socket
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from helpers.runpod_sandbox import SleepRecorder
-from pegboard.adapters.runpod import RUNPOD_EXTRA_HINT, RunPodGpuCloud, RunPodSdkMissing
-from pegboard.adapters.runpod.calls import CallTimedOut
+from pegboard.adapters.runpod import RunPodGpuCloud
 from pegboard.adapters.sandboxes.runpod import NetworkVolume as SandboxVolume
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox, StockOut
-from pegboard.domain.errors import Invalid, NotFound, Transient, Unauthorized, Unreachable
+from pegboard.adapters.sandboxes.runpod.faults import Throttle
+from pegboard.domain.errors import NotFound, Transient, Unauthorized, Unreachable
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
@@ -117,8 +117,7 @@ def test_resume_without_free_gpus_is_no_capacity_and_the_pod_stays_stopped(
     handle = runpod_cloud.create_pod(request())
     runpod_cloud.stop_pod(handle.pod_id)
     stopped = runpod_cloud.get_pod(handle.pod_id)
-    assert stopped.desired_status == POD_EXITED and stopped.stopped_at is not None
-    assert abs(stopped.stopped_at - time.time()) < 120
+    assert stopped.desired_status == POD_EXITED and stopped.cost_per_hour_usd == 0.0
     runpod_sandbox.faults.resume_without_free_gpus = 1
     with pytest.raises(NoCapacity, match="not enough free GPUs"):
         runpod_cloud.resume_pod(handle.pod_id)
@@ -131,7 +130,7 @@ def test_reads_retry_a_5xx_with_backoff_then_succeed(
     runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud, sleeps: SleepRecorder
 ) -> None:
     handle = runpod_cloud.create_pod(request())
-    runpod_sandbox.faults.http_503["pod"] = 2
+    runpod_sandbox.faults.http_503["getPod"] = 2
     assert runpod_cloud.get_pod(handle.pod_id).pod_id == handle.pod_id
     assert sleeps == [0.5, 1.0]
 
@@ -139,26 +138,41 @@ def test_reads_retry_a_5xx_with_backoff_then_succeed(
 def test_retries_are_bounded(
     runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud, sleeps: SleepRecorder
 ) -> None:
-    runpod_sandbox.faults.http_503["myself"] = 10
-    with pytest.raises(Transient, match=r"list pods: .*non-JSON"):
+    runpod_sandbox.faults.http_503["listPods"] = 10
+    with pytest.raises(Transient, match=r"list pods: .*HTTP 503"):
         runpod_cloud.list_pods()
     assert len(sleeps) == 2  # three attempts in all
-    assert runpod_sandbox.faults.http_503["myself"] == 7
+    assert runpod_sandbox.faults.http_503["listPods"] == 7
 
 
 def test_stop_and_terminate_retry_too_but_create_is_never_repeated(
     runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
 ) -> None:
     handle = runpod_cloud.create_pod(request())
-    runpod_sandbox.faults.http_503.update({"podStop": 1, "podTerminate": 1})
+    runpod_sandbox.faults.http_503.update({"podAction": 1, "deletePod": 1})
     runpod_cloud.stop_pod(handle.pod_id)
     runpod_cloud.terminate_pod(handle.pod_id)
     assert runpod_sandbox.pods() == []
-    runpod_sandbox.faults.http_503["podFindAndDeployOnDemand"] = 1
+    runpod_sandbox.faults.http_503["createPod"] = 1
     with pytest.raises(CreateOutcomeUnknown):
         runpod_cloud.create_pod(request("once"))
-    creates = [q for q in runpod_sandbox.received if "podFindAndDeployOnDemand" in q.text]
+    creates = [r for r in runpod_sandbox.received_v2 if r.operation_id == "createPod"]
     assert len(creates) == 2  # the first test create, and exactly one for "once"
+
+
+def test_a_429_waits_for_retry_after_in_one_line_then_goes_on(
+    runpod_sandbox: RunPodSandbox,
+    runpod_cloud: RunPodGpuCloud,
+    sleeps: SleepRecorder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    runpod_sandbox.faults.throttle.append(Throttle("createPod", times=1, retry_after_sec=3))
+    with caplog.at_level(logging.WARNING):
+        handle = runpod_cloud.create_pod(request("throttled"))
+    assert [p.id for p in runpod_sandbox.pods()] == [handle.pod_id]  # one pod, not two
+    assert sleeps == [3.0]
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "HTTP 429" in said[0] and "3 s" in said[0]
 
 
 def test_a_call_past_its_deadline_is_transient(
@@ -166,13 +180,13 @@ def test_a_call_past_its_deadline_is_transient(
 ) -> None:
     runpod_sandbox.faults.latency_ms = 400
     cloud = RunPodGpuCloud(
-        environ={"RUNPOD_API_KEY": runpod_sandbox.api_key},
+        environ=runpod_sandbox.environ(),
         home=tmp_path,
         timeout_sec=0.05,
         attempts=2,
         sleep=sleeps,
     )
-    with pytest.raises(CallTimedOut, match=r"within 0\.05 s"):
+    with pytest.raises(Transient, match=r"within 0\.05 s"):
         cloud.gpu_prices(cloud_type="SECURE")
     assert len(sleeps) == 1
     runpod_sandbox.faults.latency_ms = 400
@@ -183,7 +197,9 @@ def test_a_call_past_its_deadline_is_transient(
 def test_a_rejected_key_is_one_line_about_the_key(
     runpod_sandbox: RunPodSandbox, tmp_path: Path
 ) -> None:
-    cloud = RunPodGpuCloud(environ={"RUNPOD_API_KEY": "wrong"}, home=tmp_path)
+    cloud = RunPodGpuCloud(
+        environ={**runpod_sandbox.environ(), "RUNPOD_API_KEY": "wrong"}, home=tmp_path
+    )
     for call in (
         lambda: cloud.list_pods(),
         lambda: cloud.stop_pod("abc"),
@@ -199,10 +215,10 @@ def test_a_rejected_key_is_one_line_about_the_key(
 def test_no_key_anywhere_is_one_line_and_nothing_is_sent(
     runpod_sandbox: RunPodSandbox, tmp_path: Path
 ) -> None:
-    cloud = RunPodGpuCloud(environ={}, home=tmp_path)
+    cloud = RunPodGpuCloud(environ={"RUNPOD_API_BASE_URL": runpod_sandbox.url}, home=tmp_path)
     with pytest.raises(Unauthorized, match="set RUNPOD_API_KEY"):
         cloud.gpu_prices(cloud_type="SECURE")
-    assert runpod_sandbox.received == []
+    assert runpod_sandbox.received == [] and runpod_sandbox.received_v2 == []
 
 
 def test_the_key_comes_from_the_sdk_config_file_when_the_variable_is_unset(
@@ -211,21 +227,21 @@ def test_the_key_comes_from_the_sdk_config_file_when_the_variable_is_unset(
     config = tmp_path / ".runpod" / "config.toml"
     config.parent.mkdir()
     config.write_text(f'[default]\napi_key = "{runpod_sandbox.api_key}"\n')
-    cloud = RunPodGpuCloud(environ={}, home=tmp_path)
+    cloud = RunPodGpuCloud(environ={"RUNPOD_API_BASE_URL": runpod_sandbox.url}, home=tmp_path)
     assert cloud.gpu_prices(cloud_type="SECURE")["NVIDIA RTX A4000"] == 0.25
 
 
 def test_an_unreachable_api_is_unreachable_even_for_create(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from helpers.runpod_sandbox import require_runpod_sdk
-
-    require_runpod_sdk()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    monkeypatch.setenv("RUNPOD_API_BASE_URL", f"http://127.0.0.1:{port}")
-    cloud = RunPodGpuCloud(environ={"RUNPOD_API_KEY": "k"}, home=tmp_path, sleep=lambda s: None)
+    cloud = RunPodGpuCloud(
+        environ={"RUNPOD_API_KEY": "k", "RUNPOD_API_BASE_URL": f"http://127.0.0.1:{port}"},
+        home=tmp_path,
+        sleep=lambda s: None,
+    )
     with pytest.raises(
         Unreachable, match=f"cannot reach the RunPod API at http://127.0.0.1:{port}"
     ):
@@ -234,10 +250,17 @@ def test_an_unreachable_api_is_unreachable_even_for_create(
         cloud.create_pod(request())
 
 
-def test_spot_bids_the_spot_price_and_the_pod_is_interruptible(
-    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
+def test_spot_bids_the_spot_price_over_graphql_said_in_one_line(
+    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud, caplog: pytest.LogCaptureFixture
 ) -> None:
-    handle = runpod_cloud.create_pod(request(spot=True, gpu_count=2))
+    with caplog.at_level(logging.INFO):
+        handle = runpod_cloud.create_pod(request(spot=True, gpu_count=2))
+    said = [r.getMessage() for r in caplog.records if "GraphQL" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("[runpod] pod.spot:")
+    assert [q.text.split("(")[0] for q in runpod_sandbox.received] == [
+        "query GpuTypes { gpuTypes",  # the bid
+        "mutation { podRentInterruptable",
+    ]
     pod = runpod_sandbox.pod(handle.pod_id)
     assert pod is not None and pod.spot and pod.gpu_count == 2
     assert runpod_cloud.get_pod(handle.pod_id).cost_per_hour_usd == pytest.approx(2 * 0.12)
@@ -252,25 +275,17 @@ def test_a_network_volume_pins_its_datacenter(
     handle = runpod_cloud.create_pod(request(network_volume_id="nv-pidws100", volume_gb=None))
     status = runpod_cloud.get_pod(handle.pod_id)
     assert status.datacenter_id == "EU-RO-1" and status.volume_gb is None
-    with pytest.raises(Invalid, match="is in EU-RO-1"):
+    with pytest.raises(NoCapacity, match=r"EU-RO-1.*\(HTTP 400\)"):  # v2: a 400 is "try the next"
         runpod_cloud.create_pod(request("elsewhere", dc="US-TX-3", network_volume_id="nv-pidws100"))
 
 
-def test_an_unknown_gpu_is_invalid_not_capacity(runpod_cloud: RunPodGpuCloud) -> None:
-    with pytest.raises(Invalid, match="Unknown GPU type"):
-        runpod_cloud.create_pod(request(gpu="NVIDIA Imaginary 9000"))
-
-
-def test_without_the_extra_the_first_call_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_an_unknown_gpu_is_a_400_that_walks_on_with_runpods_detail(
+    runpod_cloud: RunPodGpuCloud,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "runpod", None)  # import runpod -> ImportError
-    cloud = RunPodGpuCloud(environ={"RUNPOD_API_KEY": "k"}, home=tmp_path)
-    assert cloud.provider == "runpod"  # constructing it needs no SDK
-    with pytest.raises(RunPodSdkMissing) as caught:
-        cloud.list_pods()
-    assert str(caught.value) == RUNPOD_EXTRA_HINT
-    assert "pip install 'pegboard[runpod]'" in RUNPOD_EXTRA_HINT
+    # v2 answers a rule violation and a stock-out alike (400, no machine-readable code): the
+    # walk moves on, and the detail names the GPU (createPod in openapi.json).
+    with pytest.raises(NoCapacity, match=r"Unknown GPU type: NVIDIA Imaginary 9000 \(HTTP 400\)"):
+        runpod_cloud.create_pod(request(gpu="NVIDIA Imaginary 9000"))
 
 
 def test_two_volumes_with_one_name_are_ambiguous_and_ids_still_resolve(
@@ -286,7 +301,7 @@ def test_two_volumes_with_one_name_are_ambiguous_and_ids_still_resolve(
     assert runpod_cloud.network_volume("no-such-volume") is None
 
 
-def test_a_running_pod_reports_when_it_started_and_a_stopped_one_when_it_stopped(
+def test_a_running_pod_reports_when_it_started(
     runpod_cloud: RunPodGpuCloud,
 ) -> None:
     handle = runpod_cloud.create_pod(request())
@@ -295,4 +310,14 @@ def test_a_running_pod_reports_when_it_started_and_a_stopped_one_when_it_stopped
     assert running.stopped_at is None
     runpod_cloud.stop_pod(handle.pod_id)
     stopped = runpod_cloud.get_pod(handle.pod_id)
-    assert stopped.created_at is None and stopped.stopped_at is not None
+    assert stopped.created_at is None and stopped.stopped_at is None  # v2 has no stop time
+
+
+def test_cloud_all_creates_in_the_cloud_that_has_the_gpu(
+    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
+) -> None:
+    import json
+
+    runpod_cloud.create_pod(request("all", cloud_type="ALL"))  # v2 has no ALL: a cloud is named
+    (create,) = [r for r in runpod_sandbox.received_v2 if r.operation_id == "createPod"]
+    assert json.loads(create.body)["cloud"] == "SECURE"

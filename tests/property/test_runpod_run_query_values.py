@@ -1,8 +1,9 @@
 """The same property as test_runpod_query_values.py, one layer up: strings a user writes in a
 config (`pod.image`, `pod.gpu_order`, `pod.datacenters`, `run_id_prefix`, `storage.volume_name`,
 `storage.volume_mount`, `pod.ports`) or on the command line (`--gpu-id`, `--datacenter-id`),
-fed quotes, braces, backslashes and newlines, through the `run` use case on the SDK adapter
-against the RunPod API sandbox. Every query the sandbox receives parses; a value that cannot be
+fed quotes, braces, backslashes and newlines, through the `run` use case on the RunPod adapter
+(REST v2) against the RunPod API sandbox. Every v2 request the sandbox receives is one RunPod's
+document allows, and no GraphQL is sent; a value that cannot be
 sent is refused in one line (a config error, or the run's failure reason) and never reaches it;
 a pod that was made carries exactly the value, and no pod is left.
 """
@@ -18,7 +19,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.runpod_sandbox import require_runpod_sdk
+from helpers.runpod_openapi import validate_received_requests
 from pegboard.adapters.fakes import FakeClock
 from pegboard.adapters.runpod import RunPodGpuCloud
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
@@ -71,10 +72,9 @@ def _never_opens(status: PodStatus) -> RemoteShell:
 
 @pytest.fixture(scope="module")
 def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunPodSandbox, Path]]:
-    require_runpod_sdk()
-    with RunPodSandbox() as sandbox, pytest.MonkeyPatch.context() as patch:
+    with RunPodSandbox() as sandbox:
         sandbox.faults.ssh_never_ready = True  # each made pod is then deleted by the run
-        patch.setenv("RUNPOD_API_BASE_URL", sandbox.url)
+        sandbox.faults.rate_limit_per_minute = sandbox.faults.rate_limit_per_hour = 10**7
         yield sandbox, tmp_path_factory.mktemp("prop")
 
 
@@ -84,9 +84,7 @@ def _run(sandbox: RunPodSandbox, root: Path, config: dict[str, Any], **flags: An
     home.mkdir(exist_ok=True)
     path = root / "job.yaml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True))
-    cloud = RunPodGpuCloud(
-        environ={"RUNPOD_API_KEY": sandbox.api_key}, home=home, sleep=lambda s: None, attempts=1
-    )
+    cloud = RunPodGpuCloud(environ=sandbox.environ(), home=home, sleep=lambda s: None, attempts=1)
     deps = RunDeps(
         read_document=read_yaml_document,
         backend_for=lambda provider: Backend(
@@ -109,9 +107,14 @@ def _run(sandbox: RunPodSandbox, root: Path, config: dict[str, Any], **flags: An
     return result.failure_reason
 
 
+def _mark(sandbox: RunPodSandbox) -> int:
+    assert sandbox.received == [], "no GraphQL, ever, without spot"
+    return len(sandbox.received_v2)
+
+
 def _check(sandbox: RunPodSandbox, before: int, reason: str | None) -> None:
-    sent = sandbox.received[before:]
-    assert [q.syntax_error for q in sent] == [None] * len(sent), [q.text for q in sent]
+    assert sandbox.received == [], "no GraphQL, ever, without spot"
+    validate_received_requests(sandbox.received_v2[before:])
     live = [p for p in sandbox.pods() if p.status != "TERMINATED"]
     assert live == [], "every pod a run made is deleted (never ready)"
     if reason is not None:
@@ -130,11 +133,11 @@ def _with(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 def test_the_base_config_reaches_create(wire: tuple[RunPodSandbox, Path]) -> None:
     """Sanity: unchanged, the run creates a pod (then deletes it: it never gets SSH)."""
     sandbox, root = wire
-    before = len(sandbox.received)
+    before = _mark(sandbox)
     reason = _run(sandbox, root, BASE)
     _check(sandbox, before, reason)
     assert reason is not None and "not ready" in reason
-    assert any("podFindAndDeployOnDemand" in q.text for q in sandbox.received[before:])
+    assert any(r.operation_id == "createPod" for r in sandbox.received_v2[before:])
 
 
 CONFIG_STRINGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
@@ -150,13 +153,13 @@ CONFIG_STRINGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
 @pytest.mark.parametrize("key", sorted(CONFIG_STRINGS))
 @settings(max_examples=min(15, settings.default.max_examples))
 @given(data=st.data())
-def test_config_strings_reach_graphql_well_formed_or_not_at_all(
+def test_config_strings_reach_runpod_as_documented_or_not_at_all(
     wire: tuple[RunPodSandbox, Path], key: str, data: st.DataObject
 ) -> None:
     sandbox, root = wire
     path, shape, valid = CONFIG_STRINGS[key]
     value = data.draw(around(valid), label=key)
-    before = len(sandbox.received)
+    before = _mark(sandbox)
     reason = _run(sandbox, root, _with(path, shape(value)))
     _check(sandbox, before, reason)
 
@@ -164,11 +167,11 @@ def test_config_strings_reach_graphql_well_formed_or_not_at_all(
 def test_a_volume_name_is_matched_here_never_sent(wire: tuple[RunPodSandbox, Path]) -> None:
     sandbox, root = wire
     config = _with(("storage",), {"mode": "network_volume", "volume_name": 'x" } { "\\\n'})
-    before = len(sandbox.received)
+    before = _mark(sandbox)
     reason = _run(sandbox, root, config)
     _check(sandbox, before, reason)
     assert reason is not None and "network volume" in reason
-    assert all('x\\"' not in q.text and 'x"' not in q.text for q in sandbox.received[before:])
+    assert all(b'x"' not in r.body and 'x"' not in r.target for r in sandbox.received_v2[before:])
 
 
 @settings(max_examples=min(20, settings.default.max_examples))
@@ -178,6 +181,6 @@ def test_gpu_and_datacenter_flags(
 ) -> None:
     """--gpu-id with --datacenter-id skip the stock check: straight into the create."""
     sandbox, root = wire
-    before = len(sandbox.received)
+    before = _mark(sandbox)
     reason = _run(sandbox, root, BASE, gpu_id=gpu_id, datacenter_id=datacenter_id)
     _check(sandbox, before, reason)

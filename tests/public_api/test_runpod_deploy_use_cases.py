@@ -4,7 +4,6 @@ pegboard.testing only."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -86,8 +85,6 @@ def test_a_failed_run_on_the_fakes_leaves_a_pod_cleanup_releases(
 def test_validate_and_dry_run_against_the_runpod_sandbox(
     runpod_deploy_on_sandbox: RunpodDeploy, tmp_path: Path
 ) -> None:
-    if importlib.util.find_spec("runpod") is None:
-        pytest.skip("the default provider needs the runpod extra: pip install 'pegboard[runpod]'")
     shutil.copytree(EXAMPLES / "runpod", tmp_path / "runpod")
     config = tmp_path / "runpod" / "hello.yaml"
     checked = runpod_deploy_on_sandbox.validate(config, "--check-availability")

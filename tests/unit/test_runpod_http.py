@@ -77,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[Scripted]:
     srv = Scripted()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield srv
@@ -270,3 +270,76 @@ def test_https_goes_through_the_environment_proxy_unless_no_proxy() -> None:
     assert _proxy_for("https", "internal.example", env) is None
     assert _proxy_for("https", "x.corp", env) is None
     assert _proxy_for("https", "api.runpod.io", {}) is None
+
+
+def _rest_cloud(server: Scripted) -> Any:
+    from pegboard.adapters.runpod.gpu_cloud import RunPodGpuCloud
+
+    return RunPodGpuCloud(
+        environ={
+            "RUNPOD_API_KEY": "k",
+            "RUNPOD_API_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+        },
+        sleep=lambda _: None,
+    )
+
+
+@pytest.mark.parametrize("status", [404, 410])
+def test_graphql_gone_refuses_spot_in_one_line_naming_the_key(
+    server: Scripted, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pegboard.adapters.runpod.graphql_legacy import GraphQLGone
+    from pegboard.domain.ports.gpu_cloud import PodRequest
+
+    server.replies.append(problem(status, "no such endpoint"))
+    cloud = _rest_cloud(server)
+    spot = PodRequest(
+        name="r", image="i", gpu_id="NVIDIA RTX A4000", datacenter_id="EU-RO-1", spot=True
+    )
+    with caplog.at_level(logging.INFO), pytest.raises(GraphQLGone) as caught:
+        cloud.create_pod(spot)
+    line = str(caught.value)
+    assert "\n" not in line and line.startswith("pod.spot: RunPod's GraphQL API is gone")
+    assert f"HTTP {status}" in line and "pod.spot" in line.split(";")[1]
+    said = [r.getMessage() for r in caplog.records if "GraphQL" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("[runpod] pod.spot:")
+    # Known gone: the next candidate is refused without asking again.
+    with pytest.raises(GraphQLGone):
+        cloud.create_pod(spot)
+    assert [p for _, p, _, _ in server.seen] == ["/graphql"]
+
+
+def test_a_create_without_spot_never_reaches_graphql(server: Scripted) -> None:
+    from pegboard.domain.ports.gpu_cloud import PodRequest
+
+    server.replies.append(ok({"id": "p1", "name": "r"}, 201))
+    cloud = _rest_cloud(server)
+    req = PodRequest(name="r", image="i", gpu_id="NVIDIA RTX A4000", datacenter_id="EU-RO-1")
+    assert cloud.create_pod(req).pod_id == "p1"
+    assert [(m, p) for m, p, _, _ in server.seen] == [("POST", "/v2/pods")]
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        (problem(400, "no capacity for this GPU"), "NoCapacity"),
+        (problem(402, "insufficient balance"), "InsufficientBalance"),
+        (problem(403, "no access to the pool"), "Forbidden"),
+        (problem(422, "bad body", errors=["$.gpu: required"]), "Invalid"),
+        (problem(500, "upstream"), "CreateOutcomeUnknown"),
+        ((200, {}, b'{"name": "r"}'), "CreateOutcomeUnknown"),
+        ((429, {"Retry-After": "3600"}, b"{}"), "RateLimited"),
+    ],
+)
+def test_a_create_failure_is_classified_by_status(
+    server: Scripted, reply: Reply, kind: str
+) -> None:
+    from pegboard.domain.ports.gpu_cloud import PodRequest
+
+    server.replies.append(reply)
+    cloud = _rest_cloud(server)
+    req = PodRequest(name="r", image="i", gpu_id="NVIDIA RTX A4000", datacenter_id="EU-RO-1")
+    with pytest.raises(PortError) as caught:
+        cloud.create_pod(req)
+    assert type(caught.value).__name__ == kind
+    assert len(server.seen) == 1  # sent once, whatever happened

@@ -1,16 +1,15 @@
-"""The RunPod adapter: the GpuCloud port on the `runpod` SDK (the `pegboard[runpod]` extra).
-
-Importing this package does not import the SDK; the first call that talks to RunPod does.
+"""The RunPod adapter: the GpuCloud port on RunPod's REST API v2, over our own thin HTTP client
+(http.py; why not the `runpod` SDK: docs/runpod-api-client.md). GraphQL is used only for what v2
+cannot do (graphql_legacy.py). Stdlib only: no SDK, no extra to install.
 """
 
 from .gpu_cloud import RUNPOD_PROVIDER, RunPodGpuCloud
+from .graphql_legacy import GraphQLGone
 from .query_values import UnsafeQueryValue
-from .sdk import RUNPOD_EXTRA_HINT, RunPodSdkMissing
 
 __all__ = [
-    "RUNPOD_EXTRA_HINT",
     "RUNPOD_PROVIDER",
+    "GraphQLGone",
     "RunPodGpuCloud",
-    "RunPodSdkMissing",
     "UnsafeQueryValue",
 ]

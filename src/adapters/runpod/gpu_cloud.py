@@ -1,26 +1,38 @@
-"""RunPodGpuCloud: the GpuCloud port on the `runpod` SDK.
+"""RunPodGpuCloud: the GpuCloud port on RunPod's REST API v2 (api-reference-v2/openapi.json).
 
-Pods: on-demand create through the SDK's own mutation builder and GraphQL helper (not
-`runpod.create_pod`, which first spends a round trip on `get_gpu` and cannot say whether a
-failure came before or after the pod existed); spot create through `podRentInterruptable`;
-stop, resume and terminate through the SDK's functions; reads through our pod query (see
-queries.py). GPU prices, datacenter stock and network volumes go through the SDK's GraphQL
-helper. Every call has a deadline, Transient failures of idempotent calls are retried with
-backoff, and every value placed into a query is checked or escaped (query_values.py).
-The SDK is imported on the first call that talks to RunPod.
+Which call does what (docs/runpod.md, "Which RunPod API each feature uses"):
+- pods: GET/POST /v2/pods, GET/DELETE /v2/pods/{id}, POST /v2/pods/{id}/action (start, stop);
+- stock and prices: GET /v2/catalog/gpus?include=AVAILABILITY&product=POD&cloud=... (per GPU,
+  per datacenter), one read per cloud, kept for a few seconds so a run's plan reads it once;
+  what a datacenter offers: GET /v2/catalog/datacenters?include=GPU_AVAILABILITY;
+- network volumes: GET /v2/network-volumes;
+- the pod's real price: the pod's own `cost` (USD per hour, as billed).
+GraphQL only where v2 has no equivalent (graphql_legacy.py): spot, and a minimum vCPU count or
+memory. Errors are classified by HTTP status (problems.py); 429 waits for Retry-After (http.py).
+
+A create sends one GPU type in one datacenter (`gpu.id`, `dataCenterIds: [dc]`); the caller walks
+its (GPU, datacenter) candidates. A create whose outcome is unknown (5xx, timeout after sending)
+raises CreateOutcomeUnknown: the caller looks the pod up by name.
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pegboard.domain.errors import Invalid, NotFound, PortError, Transient, Unreachable
+from pegboard.domain.errors import (
+    Forbidden,
+    Invalid,
+    NotFound,
+    PortError,
+    Transient,
+    Unauthorized,
+)
 from pegboard.domain.ports.gpu_cloud import (
     STOCK_NONE,
     AmbiguousVolume,
@@ -33,17 +45,25 @@ from pegboard.domain.ports.gpu_cloud import (
     PodStatus,
 )
 
-from . import queries
-from .calls import DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_SEC, DEFAULT_TIMEOUT_SEC, ApiCalls
 from .credentials import api_key
-from .pod_views import pod_status
-from .query_values import checked_cloud_type, checked_count, checked_id
-from .sdk import RunPodSdk, load_sdk
+from .graphql_legacy import RunPodGraphQL, why_graphql
+from .http import (
+    DEFAULT_ATTEMPTS,
+    DEFAULT_BACKOFF_SEC,
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_RETRY_AFTER_SEC,
+    DEFAULT_TIMEOUT_SEC,
+    NotSent,
+    RateLimited,
+    RunPodHttp,
+)
+from .problems import InsufficientBalance
+from .query_values import checked_cloud_type, checked_id
+from .rest_bodies import as_object, create_pod_body, pod_status
 
 RUNPOD_PROVIDER = "runpod"
-_STOCK = {"high", "medium", "low"}
-# The SDK reads its key from a module global for stop/resume/terminate: set it under a lock.
-_GLOBAL_KEY_LOCK = threading.Lock()
+_LEVELS = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
+_CATALOG_TTL_SEC = 10.0
 
 
 class RunPodGpuCloud:
@@ -57,24 +77,34 @@ class RunPodGpuCloud:
         timeout_sec: float = DEFAULT_TIMEOUT_SEC,
         attempts: int = DEFAULT_ATTEMPTS,
         backoff_sec: float = DEFAULT_BACKOFF_SEC,
+        max_retry_after_sec: float = DEFAULT_MAX_RETRY_AFTER_SEC,
         sleep: Callable[[float], None] = time.sleep,
-        sdk_loader: Callable[[], RunPodSdk] = load_sdk,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._environ = os.environ if environ is None else environ
         self._home = Path(home) if home is not None else Path.home()
-        self._call_options = {
-            "timeout_sec": timeout_sec,
-            "attempts": attempts,
-            "backoff_sec": backoff_sec,
-            "sleep": sleep,
-        }
-        self._sdk_loader = sdk_loader
-        self._calls: ApiCalls | None = None
         self._key: str | None = None
+        base = self._environ.get("RUNPOD_API_BASE_URL") or DEFAULT_BASE_URL
+        self._http = RunPodHttp(
+            base,
+            self._api_key,
+            timeout_sec=timeout_sec,
+            attempts=attempts,
+            backoff_sec=backoff_sec,
+            max_retry_after_sec=max_retry_after_sec,
+            sleep=sleep,
+            environ=self._environ,
+        )
+        self._graphql = RunPodGraphQL(self._http)
+        self._monotonic = monotonic
+        self._catalog: dict[str, tuple[float, list[dict[str, Any]]]] = {}
 
     @property
     def provider(self) -> str:
         return RUNPOD_PROVIDER
+
+    def close(self) -> None:
+        self._http.close()
 
     # --- catalog ------------------------------------------------------------------------------
     def gpu_availability(
@@ -90,49 +120,73 @@ class RunPodGpuCloud:
     def datacenter_stock(
         self, *, datacenter_ids: Sequence[str], cloud_type: str
     ) -> builtins.list[GpuStock]:
+        """Every GPU a datacenter offers (GET /v2/catalog/datacenters?include=GPU_AVAILABILITY,
+        which lists NONE too), at its stock level in `cloud_type` (the GPU catalog: the
+        datacenter listing has no cloud filter)."""
         listed = self._stock(cloud_type)
+        answer = self._http.request(
+            "read the datacenter catalog",
+            "GET",
+            "/v2/catalog/datacenters",
+            params={"include": "GPU_AVAILABILITY"},
+        )
+        rows = answer.get("dataCenters") if isinstance(answer, dict) else None
+        if not isinstance(rows, list):
+            raise Transient("read the datacenter catalog: RunPod answered without dataCenters")
+        offered: dict[str, list[str]] = {}
+        for row in rows:
+            if isinstance(row, dict) and isinstance(row.get("id"), str):
+                offered[row["id"]] = [
+                    gpu["id"]
+                    for gpu in row.get("gpuAvailability") or []
+                    if isinstance(gpu, dict) and isinstance(gpu.get("id"), str)
+                ]
         return [
-            GpuStock(gpu, dc, level)
+            GpuStock(gpu, dc, listed.get((gpu, dc), STOCK_NONE))
             for dc in datacenter_ids
-            for (gpu, where), level in listed.items()
-            if where == dc
+            for gpu in offered.get(dc, [])
         ]
 
     def gpu_prices(self, *, cloud_type: str, spot: bool = False) -> dict[str, float]:
+        """List prices per GPU-hour (GpuType.price); spot prices exist only in GraphQL."""
         cloud = checked_cloud_type(cloud_type)
-        rows = self._query("read GPU prices", queries.GPU_PRICES)["gpuTypes"] or []
-        fields = {
-            "SECURE": ["secureSpotPrice" if spot else "securePrice"],
-            "COMMUNITY": ["communitySpotPrice" if spot else "communityPrice"],
-        }
-        fields["ALL"] = fields["SECURE"] + fields["COMMUNITY"]
+        if spot:
+            return self._graphql.spot_prices(cloud)
+        fields = {"SECURE": ["secure"], "COMMUNITY": ["community"], "ALL": ["secure", "community"]}
         prices: dict[str, float] = {}
-        for row in rows:
-            known = [
-                float(row[f])
-                for f in fields[cloud]
-                if isinstance(row.get(f), (int, float)) and row[f] > 0
-            ]
-            if known and isinstance(row.get("id"), str):
-                prices[row["id"]] = min(known)
+        for tier in self._clouds(cloud):
+            for row in self._gpu_catalog(tier):
+                price = as_object(row.get("price"))
+                known = [
+                    float(price[f])
+                    for f in fields[cloud]
+                    if isinstance(price.get(f), (int, float)) and price[f] > 0
+                ]
+                if known and isinstance(row.get("id"), str):
+                    prices[row["id"]] = min([*known, prices.get(row["id"], min(known))])
         return prices
 
     def network_volumes(self) -> builtins.list[NetworkVolume]:
         """Every network volume of the account (RunPod volumes always live in one datacenter)."""
-        me = self._query("list network volumes", queries.NETWORK_VOLUMES)["myself"] or {}
+        answer = self._http.request("list network volumes", "GET", "/v2/network-volumes")
+        rows = answer.get("networkVolumes") if isinstance(answer, dict) else None
+        if not isinstance(rows, list):
+            raise Transient("list network volumes: RunPod answered without networkVolumes")
         return [
             NetworkVolume(
                 volume_id=str(row["id"]),
                 name=str(row.get("name") or ""),
-                datacenter_id=row.get("dataCenterId"),
+                datacenter_id=row.get("dataCenter")
+                if isinstance(row.get("dataCenter"), str)
+                else None,
                 size_gb=row.get("size") if isinstance(row.get("size"), int) else None,
             )
-            for row in me.get("networkVolumes") or []
+            for row in rows
             if isinstance(row, dict) and row.get("id")
         ]
 
     def network_volume(self, id_or_name: str) -> NetworkVolume | None:
-        """The volume with this id, else the one with this name (matched here, never queried)."""
+        """The volume with this id, else the one with this name (matched here, never sent)."""
         volumes = self.network_volumes()
         for volume in volumes:
             if volume.volume_id == id_or_name:
@@ -148,32 +202,31 @@ class RunPodGpuCloud:
 
     # --- pods ---------------------------------------------------------------------------------
     def create_pod(self, request: PodRequest) -> PodHandle:
-        calls = self._api()
         what = f"create pod {request.name!r} ({request.gpu_id} in {request.datacenter_id})"
-        arguments = queries.deployment_arguments(request)  # refuses bad values before any call
-        if request.spot:
-            mutation = queries.spot_mutation(request, self._spot_bid(request))
-            field = "podRentInterruptable"
-        else:
-            mutation = calls.sdk.pod_deployment_mutation(**arguments)
-            field = "podFindAndDeployOnDemand"
-        key = self._api_key()
+        needs_graphql = why_graphql(request)
+        body = create_pod_body(request)  # refuses bad values before any call
+        if request.cloud_type == "ALL" and needs_graphql is None:
+            body["cloud"] = self._cloud_with_stock(request.gpu_id, request.datacenter_id)
         try:
-            answer = calls.run(
-                what, lambda: calls.sdk.run_graphql_query(mutation, api_key=key), retry=False
-            )
-            pod_id = answer["data"][field]["id"]
-        except (NoCapacity, Invalid, NotFound, Unreachable):
+            if needs_graphql is not None:
+                key, what_for = needs_graphql
+                pod_id: Any = self._graphql.create_pod(request, key, what_for)
+            else:
+                answer = self._http.request(what, "POST", "/v2/pods", body=body, retry=False)
+                pod_id = answer.get("id") if isinstance(answer, dict) else None
+        except Invalid as exc:
+            if exc.status == 400 and not isinstance(exc, InsufficientBalance):
+                # 400 is "a rule violation or this GPU and datacenter could not be placed":
+                # try the next candidate (createPod in openapi.json; v2 has no capacity code).
+                raise NoCapacity(str(exc), status=400) from None
+            raise
+        except (NoCapacity, NotFound, Unauthorized, Forbidden, NotSent):
             raise  # RunPod said no, or the request never left: no pod exists
         except PortError as exc:
-            if not isinstance(exc, Transient) and exc.status == 401:
-                raise
+            if isinstance(exc, RateLimited) or (exc.status is not None and 400 <= exc.status < 500):
+                raise  # a refusal, or throttled before RunPod acted: no pod exists
             raise CreateOutcomeUnknown(
                 f"{exc}; the pod may exist: look it up by name {request.name!r}"
-            ) from None
-        except (KeyError, TypeError):
-            raise CreateOutcomeUnknown(
-                f"{what}: RunPod answered without a pod id; look it up by name {request.name!r}"
             ) from None
         if not isinstance(pod_id, str) or not pod_id:
             raise CreateOutcomeUnknown(
@@ -182,18 +235,21 @@ class RunPodGpuCloud:
         return PodHandle(pod_id=pod_id, name=request.name)
 
     def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
-        """Matched here, not in the query: the name never reaches GraphQL."""
+        """Matched here: the name is never sent."""
         return [pod for pod in self.list_pods() if pod.name == name]
 
     def get_pod(self, pod_id: str) -> PodStatus:
-        raw = self._query(f"read pod {pod_id}", queries.pod_query(pod_id))["pod"]
-        if not raw:
-            raise NotFound(f"pod {pod_id} not found on RunPod", status=404)
+        raw = self._http.request(f"read pod {pod_id}", "GET", self._pod_path(pod_id))
+        if not isinstance(raw, dict) or not raw.get("id"):
+            raise Transient(f"read pod {pod_id}: RunPod answered without a pod")
         return pod_status(raw)
 
     def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
-        me = self._query("list pods", queries.LIST_PODS)["myself"] or {}
-        pods = [pod_status(raw) for raw in me.get("pods") or [] if raw]
+        answer = self._http.request("list pods", "GET", "/v2/pods")
+        rows = answer.get("pods") if isinstance(answer, dict) else None
+        if not isinstance(rows, list):
+            raise Transient("list pods: RunPod answered without pods")
+        pods = [pod_status(raw) for raw in rows if isinstance(raw, dict) and raw.get("id")]
         return [
             p
             for p in pods
@@ -201,78 +257,85 @@ class RunPodGpuCloud:
         ]
 
     def stop_pod(self, pod_id: str) -> None:
-        checked = checked_id(pod_id, "pod id")
-        self._with_global_key(f"stop pod {pod_id}", lambda sdk: sdk.module.stop_pod(checked))
+        self._action(pod_id, "stop")
 
     def resume_pod(self, pod_id: str, *, gpu_count: int = 1) -> None:
-        checked = checked_id(pod_id, "pod id")
-        count = checked_count(gpu_count, "gpu_count", minimum=1)
-        self._with_global_key(
-            f"resume pod {pod_id}", lambda sdk: sdk.module.resume_pod(checked, count)
-        )
+        """`start`: v2 resumes a pod on its own host with the GPUs it had (no count to give)."""
+        try:
+            self._action(pod_id, "start")
+        except Invalid as exc:
+            if exc.status == 400 and not isinstance(exc, InsufficientBalance):
+                raise NoCapacity(str(exc), status=400) from None  # its host has no free GPU
+            raise
 
     def terminate_pod(self, pod_id: str) -> None:
-        checked = checked_id(pod_id, "pod id")
         try:
-            self._with_global_key(
-                f"terminate pod {pod_id}", lambda sdk: sdk.module.terminate_pod(checked)
-            )
+            self._http.request(f"terminate pod {pod_id}", "DELETE", self._pod_path(pod_id))
         except NotFound:
             return  # already gone
 
     # --- internals ----------------------------------------------------------------------------
-    def _api(self) -> ApiCalls:
-        if self._calls is None:
-            self._calls = ApiCalls(self._sdk_loader(), **self._call_options)  # type: ignore[arg-type]
-        return self._calls
-
     def _api_key(self) -> str:
         if self._key is None:
             self._key = api_key(self._environ, self._home)
         return self._key
 
-    def _query(self, what: str, query: str) -> dict[str, Any]:
-        calls = self._api()
-        key = self._api_key()
-        answer = calls.run(what, lambda: calls.sdk.run_graphql_query(query, api_key=key))
-        data = answer.get("data") if isinstance(answer, dict) else None
-        if not isinstance(data, dict):
-            raise Transient(f"{what}: RunPod answered without data")
-        return data
+    @staticmethod
+    def _pod_path(pod_id: str) -> str:
+        return "/v2/pods/" + urllib.parse.quote(checked_id(pod_id, "pod id"), safe="")
 
-    def _with_global_key(self, what: str, action: Callable[[RunPodSdk], Any]) -> None:
-        calls = self._api()
-        key = self._api_key()
+    def _action(self, pod_id: str, action: str) -> None:
+        path = self._pod_path(pod_id) + "/action"
+        self._http.request(f"{action} pod {pod_id}", "POST", path, body={"action": action})
 
-        def call() -> Any:
-            with _GLOBAL_KEY_LOCK:
-                calls.sdk.module.api_key = key  # type: ignore[attr-defined]
-                return action(calls.sdk)
+    @staticmethod
+    def _clouds(cloud: str) -> list[str]:
+        return ["SECURE", "COMMUNITY"] if cloud == "ALL" else [cloud]
 
-        calls.run(what, call)
-
-    def _stock(self, cloud_type: str) -> dict[tuple[str, str], str]:
-        query = queries.datacenter_stock_query(cloud_type)
-        rows = self._query("read datacenter stock", query)["dataCenters"] or []
-        listed: dict[tuple[str, str], str] = {}
-        for dc in rows:
-            for entry in (dc or {}).get("gpuAvailability") or []:
-                level = str(entry.get("stockStatus") or "").lower()
-                gpu = entry.get("gpuTypeId")
-                if isinstance(gpu, str) and isinstance(dc.get("id"), str):
-                    listed[(gpu, dc["id"])] = level if level in _STOCK else STOCK_NONE
+    def _gpu_catalog(self, cloud: str) -> list[dict[str, Any]]:
+        """GET /v2/catalog/gpus with pod stock for one cloud; kept for _CATALOG_TTL_SEC."""
+        now = self._monotonic()
+        cached = self._catalog.get(cloud)
+        if cached is not None and now - cached[0] < _CATALOG_TTL_SEC:
+            return cached[1]
+        answer = self._http.request(
+            "read the GPU catalog",
+            "GET",
+            "/v2/catalog/gpus",
+            params={"include": "AVAILABILITY", "product": "POD", "cloud": cloud},
+        )
+        rows = answer.get("gpus") if isinstance(answer, dict) else None
+        if not isinstance(rows, list):
+            raise Transient("read the GPU catalog: RunPod answered without gpus")
+        listed = [row for row in rows if isinstance(row, dict)]
+        self._catalog[cloud] = (now, listed)
         return listed
 
-    def _spot_bid(self, request: PodRequest) -> float:
-        """What to bid per GPU: the current spot price of this GPU in the requested cloud."""
-        query = queries.spot_bid_query(request.gpu_id, request.gpu_count)
-        rows = self._query(f"read the spot price of {request.gpu_id}", query)["gpuTypes"] or []
-        row = rows[0] if rows else {}
-        field = "communitySpotPrice" if request.cloud_type == "COMMUNITY" else "secureSpotPrice"
-        lowest = row.get("lowestPrice") or {}
-        for price in (row.get(field), lowest.get("minimumBidPrice")):
-            if isinstance(price, (int, float)) and price > 0:
-                return float(price)
-        raise NoCapacity(
-            f"no spot price for {request.gpu_id} on RunPod: no spot capacity to bid on"
-        )
+    def _cloud_with_stock(self, gpu_id: str, datacenter_id: str) -> str:
+        """For `cloud_type: ALL` (v2's `cloud` is SECURE or COMMUNITY): the cloud whose catalog
+        (the plan's read, cached) has more of this GPU here; SECURE on a tie or a failed read."""
+        try:
+            secure = self._stock("SECURE").get((gpu_id, datacenter_id), STOCK_NONE)
+            community = self._stock("COMMUNITY").get((gpu_id, datacenter_id), STOCK_NONE)
+        except PortError:
+            return "SECURE"
+        rank = {STOCK_NONE: 0, "low": 1, "medium": 2, "high": 3}
+        return "COMMUNITY" if rank[community] > rank[secure] else "SECURE"
+
+    def _stock(self, cloud_type: str) -> dict[tuple[str, str], str]:
+        cloud = checked_cloud_type(cloud_type)
+        rank = {STOCK_NONE: 0, "low": 1, "medium": 2, "high": 3}
+        listed: dict[tuple[str, str], str] = {}
+        for tier in self._clouds(cloud):
+            for gpu in self._gpu_catalog(tier):
+                gpu_id = gpu.get("id")
+                for dc in gpu.get("dataCenters") or []:
+                    if not isinstance(gpu_id, str) or not isinstance(dc, dict):
+                        continue
+                    where = dc.get("id")
+                    if not isinstance(where, str):
+                        continue
+                    level = _LEVELS.get(str(dc.get("availability") or ""), STOCK_NONE)
+                    best = listed.get((gpu_id, where), STOCK_NONE)
+                    listed[(gpu_id, where)] = level if rank[level] >= rank[best] else best
+        return listed

@@ -17,7 +17,7 @@ from pegboard.domain.errors import Invalid, NotFound, Transient
 from pegboard.domain.ports.gpu_cloud import NoCapacity, PodRequest
 
 from . import queries
-from .errors import query_error
+from .graphql_errors import query_error
 from .http import RunPodHttp
 from .rest_bodies import as_object
 

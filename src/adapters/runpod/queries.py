@@ -1,10 +1,7 @@
-"""GraphQL text for what the SDK has no function for (or whose fields are too few).
-
-- pod reads: the SDK's get_pod/get_pods select no GPU type id and no datacenter, which the
-  recycle drift check and the manifest need, so we select `machine { gpuTypeId dataCenterId }`;
-- GPU prices (`gpuTypes` with the four price fields), datacenter stock (`dataCenters {
-  gpuAvailability }`), the spot bid for a GPU, and spot create (`podRentInterruptable`).
-Every interpolated value comes from query_values (checked id or escaped text).
+"""GraphQL text for what REST v2 cannot do (graphql_legacy.py): spot prices (`gpuTypes`), the
+spot bid for a GPU, spot create (`podRentInterruptable`), and an on-demand create with a minimum
+vCPU count or memory (`podFindAndDeployOnDemand`). Every interpolated value comes from
+query_values (checked id or escaped text).
 """
 
 from __future__ import annotations
@@ -23,34 +20,10 @@ from .query_values import (
     graphql_text,
 )
 
-POD_FIELDS = """
-    id name imageName desiredStatus costPerHr gpuCount volumeInGb containerDiskInGb
-    volumeMountPath lastStatusChange uptimeSeconds networkVolumeId
-    runtime { ports { ip isIpPublic privatePort publicPort type } }
-    machine { gpuTypeId dataCenterId gpuDisplayName }
-"""
-
-LIST_PODS = f"query myPods {{ myself {{ pods {{ {POD_FIELDS} }} }} }}"
-
 GPU_PRICES = (
     "query GpuTypes { gpuTypes { id displayName securePrice communityPrice "
     "secureSpotPrice communitySpotPrice } }"
 )
-
-NETWORK_VOLUMES = "query myself { myself { networkVolumes { id name size dataCenterId } } }"
-
-
-def pod_query(pod_id: str) -> str:
-    return f'query pod {{ pod(input: {{podId: "{checked_id(pod_id, "pod id")}"}}) {{ {POD_FIELDS} }} }}'
-
-
-def datacenter_stock_query(cloud_type: str) -> str:
-    cloud = checked_cloud_type(cloud_type)
-    secure = "" if cloud == "ALL" else f", secureCloud: {'true' if cloud == 'SECURE' else 'false'}"
-    return (
-        "query dataCenters { dataCenters { id "
-        f"gpuAvailability(input: {{gpuCount: 1{secure}}}) {{ gpuTypeId stockStatus }} }} }}"
-    )
 
 
 def spot_bid_query(gpu_id: str, gpu_count: int) -> str:
@@ -63,7 +36,7 @@ def spot_bid_query(gpu_id: str, gpu_count: int) -> str:
 
 
 def deployment_arguments(request: PodRequest) -> dict[str, object]:
-    """Keyword arguments for the SDK's generate_pod_deployment_mutation, checked or escaped."""
+    """The create's inputs, each checked (ids, counts) or escaped (text) for GraphQL."""
     network_volume = (
         checked_id(request.network_volume_id, "network volume id")
         if request.network_volume_id

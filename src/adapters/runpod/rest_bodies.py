@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from pegboard.domain.ports.gpu_cloud import (
+    POD_EXITED,
     POD_RUNNING,
     POD_STARTING,
     PodRequest,
@@ -116,10 +117,10 @@ def ssh_endpoint(raw: dict[str, Any]) -> SshEndpoint | None:
 def pod_status(raw: dict[str, Any]) -> PodStatus:
     """A v2 Pod as the port sees it.
 
-    `cost` is what RunPod bills for this pod now (0 when stopped); `created_at` is when it last
-    started (`startedAt`, else `createdAt`): a running pod's cost accrues from its last start.
-    v2 reports no stop time, so `stopped_at` is unknown (ls-stale then ages a stopped pod from
-    its pointer).
+    `cost` is what RunPod bills for this pod now (0 when stopped); `created_at` is when a pod that
+    is not stopped last started (`startedAt`, else `createdAt`): its cost accrues from then.
+    v2 reports no stop time, so `stopped_at` is unknown (ls-stale shows a stopped pod's age as
+    `?`).
     """
     status = str(raw.get("status") or POD_STARTING)
     ssh = ssh_endpoint(raw)
@@ -147,5 +148,7 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
         workspace_root=mount.get("path") if isinstance(mount.get("path"), str) else None,
         volume_gb=int(size) if isinstance(size, int) else None,
         stopped_at=None,
-        created_at=_epoch(raw.get("startedAt")) or _epoch(raw.get("createdAt")),
+        created_at=None
+        if status == POD_EXITED
+        else _epoch(raw.get("startedAt")) or _epoch(raw.get("createdAt")),
     )

@@ -138,8 +138,8 @@ def _ssh_backend(locator: Mapping[str, Any] | None = None) -> Backend:
 def _runpod_backend(
     environ: Mapping[str, str], home: str, locator: Mapping[str, Any] | None = None
 ) -> Backend:
-    """`pod.provider: runpod`: the account through the `runpod` SDK (RUNPOD_API_KEY or
-    ~/.runpod/config.toml, RUNPOD_API_BASE_URL), each pod over SSH at the endpoint it publishes
+    """`pod.provider: runpod`: the account over RunPod's REST API v2 (RUNPOD_API_KEY or
+    ~/.runpod/config.toml, RUNPOD_API_BASE_URL; GraphQL only for spot), each pod over SSH at the endpoint it publishes
     with the ssh provider's adapters, its host key pinned in the run's pin file (a pointer's),
     else in one file per pod beside the user's pointers. New pods get the user's public key
     in their PUBLIC_KEY, which RunPod's images put in root's authorized_keys."""
@@ -176,11 +176,16 @@ def _runpod_backend(
         public = authorized_key(key_path, use_agent=use_agent)
         return {"PUBLIC_KEY": public} if public else {}
 
-    cloud: GpuCloud = RunPodGpuCloud(environ=environ, home=home)
+    account = RunPodGpuCloud(environ=environ, home=home)
+    cloud: GpuCloud = account
 
     def check_usable() -> None:
         _check_runpod_account(environ, home)
         _check_ssh_key(key_path, use_agent=use_agent)
+
+    def close() -> None:
+        pods.close()
+        account.close()
 
     return Backend(
         cloud=cloud,
@@ -192,7 +197,7 @@ def _runpod_backend(
             "use_agent": use_agent,
             **({"known_hosts": known_hosts} if isinstance(known_hosts, str) else {}),
         },
-        close=pods.close,
+        close=close,
         pod_env=pod_env,
     )
 
@@ -207,10 +212,7 @@ def _check_ssh_key(key_path: str | None, *, use_agent: bool) -> None:
         raise UsageError(f"ssh.key_path: {problem}")
 
 
-RUNPOD_INSTALL_HINT = (
-    "install it: pip install '.[runpod]' (in a pegboard checkout) or "
-    "pip install 'pegboard[runpod]' (from a package index)"
-)
+RUNPOD_INSTALL_HINT = "reinstall pegboard (the RunPod adapter needs only the standard library)"
 
 
 def _check_runpod_account(environ: Mapping[str, str], home: str) -> None:

@@ -60,8 +60,8 @@ def deploy_metadata(project_root: str) -> DeployMetadata:
 
 
 def runpod_gpu_cloud(environ: Mapping[str, str]) -> GpuCloud:
-    """The RunPod account (RUNPOD_API_KEY or ~/.runpod/config.toml, RUNPOD_API_BASE_URL); the
-    SDK loads on the first call, and its absence is one line naming the extra."""
+    """The RunPod account (RUNPOD_API_KEY or ~/.runpod/config.toml, RUNPOD_API_BASE_URL) over
+    REST v2; nothing beyond the standard library is imported."""
     from pegboard.adapters.runpod import RunPodGpuCloud
     from pegboard.app.shared.seams import home_dir
 

@@ -349,13 +349,17 @@ def test_a_pod_deleted_under_the_monitor_is_recorded_as_pod_killed_unexpected(
 
 
 def test_a_usage_error_from_the_backend_is_reported_without_its_class_name(tmp_path: Path) -> None:
-    """`pod.provider runpod` without the SDK: the user reads the hint, not `RunPodSdkMissing:`."""
-    from pegboard.adapters.runpod import RUNPOD_EXTRA_HINT, RunPodSdkMissing
+    """A backend's usage error (e.g. a missing extra): the user reads the hint, not its class."""
+    from pegboard.domain.errors import UsageError
 
+    class ExtraMissing(UsageError):
+        pass
+
+    hint = "pod.provider x needs something that is not installed: pip install 'pegboard[x]'"
     h = RunHarness(tmp_path)
-    h.cloud.fail_next("create_pod", RunPodSdkMissing(RUNPOD_EXTRA_HINT))
+    h.cloud.fail_next("create_pod", ExtraMissing(hint))
     result = h.run()
     assert result.exit_code == 1
     assert result.failure_reason is not None
-    assert result.failure_reason.startswith(RUNPOD_EXTRA_HINT), result.failure_reason
-    assert "RunPodSdkMissing" not in h.manifest(result)["failure_reason"]
+    assert result.failure_reason.startswith(hint), result.failure_reason
+    assert "ExtraMissing" not in h.manifest(result)["failure_reason"]

@@ -295,3 +295,37 @@ def test_the_adapter_asks_the_sandbox_what_a_user_may_do(sandbox: KubernetesSand
         assert ci.can_i("get", "leases", namespace="x", group="coordination.k8s.io") is False
     finally:
         ci.close()
+
+
+def test_bad_quota_quantities_are_refused_as_the_apiserver_does(kubectl: Kubectl) -> None:
+    bad = kubectl("create", "quota", "bad", "-n", "default", "--hard=pods=lots", ok=False)
+    assert bad.returncode == 1
+    negative = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "negative", "namespace": "default"},
+            "spec": {"hard": {"pods": "-1"}},
+        }
+    )
+    refused = kubectl("create", "-f", "-", stdin=negative, ok=False)
+    assert (
+        'ResourceQuota "negative" is invalid: spec.hard[pods]: Invalid value: "-1": '
+        "must be greater than or equal to 0"
+    ) in refused.stderr
+    assert "not found" in kubectl("get", "quota", "negative", ok=False).stderr
+
+
+def test_a_job_count_quota_refuses_the_next_job(kubectl: Kubectl) -> None:
+    kubectl("create", "namespace", "few-jobs")
+    kubectl("create", "quota", "jobs", "-n", "few-jobs", "--hard=count/jobs.batch=1")
+    kubectl("create", "job", "one", "-n", "few-jobs", "--image=alpine", "--", "sleep", "5")
+    refused = kubectl(
+        "create", "job", "two", "-n", "few-jobs", "--image=alpine", "--", "true", ok=False
+    )
+    assert refused.stderr.strip().endswith(
+        'jobs.batch "two" is forbidden: exceeded quota: jobs, requested: count/jobs.batch=1, '
+        "used: count/jobs.batch=1, limited: count/jobs.batch=1"
+    )
+    described = kubectl("describe", "quota", "jobs", "-n", "few-jobs").stdout
+    assert described.splitlines()[-1].split() == ["count/jobs.batch", "1", "1"]

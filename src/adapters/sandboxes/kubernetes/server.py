@@ -849,7 +849,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             default_object(resource, obj)
             prepare_policy_object(resource.kind, obj)
             if resource is JOBS:
-                self._warnings = [*self._warnings, *state.admission.job_warnings(obj, namespace)]
+                self._warnings = [*self._warnings, *state.admission.admit_job(obj, namespace)]
             try:
                 if resource is PODS:  # through the admission chain (a dry run too, uncharged)
                     created, warnings = state.admission.admit_pod_and(

@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pegboard.adapters.kube_semantics.defaults import qos_class
-from pegboard.adapters.kube_semantics.resources import LIMIT_RANGES, PODS, RESOURCE_QUOTAS
-from pegboard.adapters.kube_semantics.status import StatusError
+from pegboard.adapters.kube_semantics.resources import JOBS, LIMIT_RANGES, PODS, RESOURCE_QUOTAS
+from pegboard.adapters.kube_semantics.status import StatusError, invalid
+from pegboard.adapters.kube_semantics.validation import QUANTITY_HELP, invalid_value
+from pegboard.domain.squarepeg.quantities import parse_k8s_quantity
 
 from ..store import JsonObject, Store
 from . import limit_ranger, pod_security, resource_quota
@@ -70,21 +72,71 @@ class Admission:
                     raise forbidden(pod, problem)
             return then(pod), verdict.warnings
 
-    def job_warnings(self, job: JsonObject, namespace: str) -> list[str]:
-        """ValidatePodController: warn mode on the Job's pod template; never a refusal."""
+    def admit_job(self, job: JsonObject, namespace: str) -> list[str]:
+        """ValidatePodController: warn mode on the Job's pod template, never a refusal; then
+        the quota's `count/jobs.batch` (403 past it). The response warnings."""
         template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
-        return pod_security.admit(self._labels_of(namespace), template, enforce=False).warnings
+        warnings = pod_security.admit(self._labels_of(namespace), template, enforce=False).warnings
+        quotas = self._store.list(RESOURCE_QUOTAS, namespace)[0]
+        if quotas:
+            jobs = len(self._store.list(JOBS, namespace)[0])
+            problem = resource_quota.check_job(quotas, jobs)
+            if problem is not None:
+                name = (job.get("metadata") or {}).get("name") or ""
+                raise StatusError(
+                    403,
+                    f'jobs.batch "{name}" is forbidden: {problem}',
+                    details={"name": name, "group": "batch", "kind": "jobs"},
+                )
+        return warnings
 
     def with_quota_status(self, quota: JsonObject) -> JsonObject:
         """A ResourceQuota with the status its controller keeps (computed on read: always
         current as pods come and go)."""
         namespace = quota["metadata"].get("namespace", "")
         pods = self._store.list(PODS, namespace)[0]
-        return {**quota, "status": resource_quota.quota_status(quota, pods)}
+        jobs = len(self._store.list(JOBS, namespace)[0])
+        return {**quota, "status": resource_quota.quota_status(quota, pods, jobs)}
+
+
+def _resource_lists(kind: str, obj: JsonObject) -> list[tuple[str, Any]]:
+    spec = obj.get("spec") or {}
+    if kind == "ResourceQuota":
+        return [("spec.hard", spec.get("hard"))]
+    found = []
+    for index, item in enumerate(spec.get("limits") or ()):
+        if isinstance(item, dict):
+            for key in ("default", "defaultRequest", "max", "min", "maxLimitRequestRatio"):
+                found.append((f"spec.limits[{index}].{key}", item.get(key)))
+    return found
+
+
+def check_policy_quantities(kind: str, obj: JsonObject) -> None:
+    """A quantity that does not parse fails decoding (400, as for a pod); a negative one is
+    invalid (pkg/apis/core/validation ValidateResourceQuantityValue, 422)."""
+    causes = []
+    for path, resources in _resource_lists(kind, obj):
+        if not isinstance(resources, dict):
+            continue
+        for name, raw in resources.items():
+            value = parse_k8s_quantity(str(raw))
+            if value is None:
+                raise StatusError(
+                    400, f'{kind} in version "v1" cannot be handled as a {kind}: {QUANTITY_HELP}'
+                )
+            if value < 0:
+                causes.append(
+                    invalid_value(f"{path}[{name}]", str(raw), "must be greater than or equal to 0")
+                )
+    if causes:
+        raise invalid(kind, str((obj.get("metadata") or {}).get("name") or ""), causes)
 
 
 def prepare_policy_object(kind: str, obj: JsonObject) -> None:
-    """Defaults the apiserver applies when a ResourceQuota or LimitRange is stored."""
+    """Defaults the apiserver applies when a ResourceQuota or LimitRange is stored (after
+    checking its quantities)."""
+    if kind in ("LimitRange", "ResourceQuota"):
+        check_policy_quantities(kind, obj)
     if kind == "LimitRange":
         limit_ranger.default_limit_range(obj)
     elif kind == "ResourceQuota":

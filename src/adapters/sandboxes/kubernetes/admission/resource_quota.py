@@ -101,16 +101,24 @@ def default_resource_quota(obj: JsonObject) -> None:
     spec["hard"] = canonical_list(spec.get("hard"))
 
 
-def quota_status(quota: JsonObject, pods: list[JsonObject]) -> JsonObject:
-    """What the resourcequota controller writes: hard as in spec, used summed over the pods."""
+JOB_COUNT = "count/jobs.batch"  # the generic object-count evaluator's name for Jobs
+
+
+def quota_status(quota: JsonObject, pods: list[JsonObject], jobs: int = 0) -> JsonObject:
+    """What the resourcequota controller writes: hard as in spec, used summed over the pods
+    (and `count/jobs.batch`: the Jobs stored, pkg/quota/v1/generic ObjectCountEvaluator)."""
     hard = amounts((quota.get("spec") or {}).get("hard"))
-    used: dict[str, Amount] = {name: Amount.parse("0") for name in hard if _pod_resource(name)}
+    used: dict[str, Amount] = {
+        name: Amount.parse("0") for name in hard if _pod_resource(name) or name == JOB_COUNT
+    }
     for name in used:
         used[name] = Amount(used[name].value, binary=hard[name].binary)
     for pod in pods:
         for name, amount in pod_usage(pod).items():
             if name in used:
                 used[name] = used[name] + amount
+    if JOB_COUNT in used:
+        used[JOB_COUNT] = Amount.parse(str(jobs))
     return {
         "hard": {name: str(amount) for name, amount in hard.items()},
         "used": {name: str(amount) for name, amount in used.items()},
@@ -136,6 +144,19 @@ def _missing_constraints(spec: JsonObject, required: list[str]) -> str | None:
     return "must specify " + "; ".join(
         f"{name} for: {','.join(sorted(missing[name]))}" for name in sorted(missing)
     )
+
+
+def check_job(quotas: list[JsonObject], jobs: int) -> str | None:
+    """CheckRequest for a Job create: only `count/jobs.batch` counts it."""
+    one = Amount.parse("1")
+    for quota in sorted(quotas, key=lambda q: q["metadata"]["name"]):
+        hard = amounts((quota.get("spec") or {}).get("hard"))
+        if JOB_COUNT in hard and jobs + 1 > hard[JOB_COUNT].value:
+            return (
+                f"exceeded quota: {quota['metadata']['name']}, requested: {JOB_COUNT}={one}, "
+                f"used: {JOB_COUNT}={jobs}, limited: {JOB_COUNT}={hard[JOB_COUNT]}"
+            )
+    return None
 
 
 def check(pod: JsonObject, quotas: list[JsonObject], pods: list[JsonObject]) -> str | None:

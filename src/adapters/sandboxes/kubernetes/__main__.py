@@ -1,12 +1,12 @@
 """python -m pegboard.adapters.sandboxes.kubernetes [--port N] [--kubeconfig PATH] [--token T]
-[--plain-http]"""
+[--plain-http] [--pod-security NS=LEVEL]... [--apply FILE]... [--user NAME=VERBS:RESOURCES]..."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pegboard.domain.errors import PegboardError
+from pegboard.domain.errors import PegboardError, UsageError
 
 from .sandbox import serve
 
@@ -28,12 +28,50 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="serve HTTP instead of HTTPS (kubectl then sends no token)",
     )
+    parser.add_argument(
+        "--pod-security",
+        action="append",
+        default=[],
+        metavar="NS=LEVEL",
+        help="enforce and warn at a Pod Security level in a namespace (repeatable)",
+    )
+    parser.add_argument(
+        "--apply",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="create the Namespaces, ResourceQuotas and LimitRanges of a YAML file first",
+    )
+    parser.add_argument(
+        "--user",
+        action="append",
+        default=[],
+        metavar="NAME=VERBS:RESOURCES",
+        help="a user allowed only these rules, e.g. ci=get,list:pods;get:pods/log (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
-        serve(args.port, args.kubeconfig, token=args.token, tls=not args.plain_http)
+        levels = dict(_pair(item, "--pod-security") for item in args.pod_security)
+        users = [_pair(item, "--user") for item in args.user]
+        serve(
+            args.port,
+            args.kubeconfig,
+            token=args.token,
+            tls=not args.plain_http,
+            users=users,
+            pod_security=levels,
+            object_files=args.apply,
+        )
     except PegboardError as exc:
         print(f"kubernetes sandbox: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+def _pair(item: str, flag: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not (sep and key and value):
+        raise UsageError(f"{flag} {item!r}: expected NAME=VALUE")
+    return key, value
 
 
 if __name__ == "__main__":

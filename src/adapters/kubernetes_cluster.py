@@ -201,6 +201,19 @@ class KubernetesCluster:
         assert self._target is not None
         return self._target
 
+    def namespace_names(self, *, timeout: float) -> builtins.list[str]:
+        """The cluster's namespaces (for shell completion; not part of the Cluster port).
+        `timeout` bounds the connect and the read; raises PortError like every call."""
+        data = self._json("GET", "/api/v1/namespaces", timeout=(timeout, timeout))
+        items = data.get("items") or []
+        return sorted(
+            str(item["metadata"]["name"])
+            for item in items
+            if isinstance(item, dict)
+            and isinstance(item.get("metadata"), dict)
+            and item["metadata"].get("name")
+        )
+
     # ------------------------------------------------------------------ HTTP plumbing
 
     def _open(

@@ -6,62 +6,20 @@ reader went away, STDOUT_CLOSED (141); the pod is cleaned up in every case."""
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from helpers.squarepeg_e2e import env, healthy, mine, sandbox, squarepeg_bin
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 from pegboard.domain.squarepeg.exit_codes import OUTPUT_INCOMPLETE, STDOUT_CLOSED
 
 pytestmark = pytest.mark.slow
+__all__ = ["env", "healthy", "sandbox"]  # fixtures this module uses
 
 # Several chunks with their own timestamps, so a cap can cut between and inside records.
 LINES = "for i in 1 2 3 4 5 6; do echo line-$i-of-the-output; sleep 0.05; done"
 EXPECTED = b"".join(b"line-%d-of-the-output\n" % i for i in range(1, 7))
-
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def healthy(sandbox: KubernetesSandbox) -> Iterator[None]:
-    sandbox.faults.reset()
-    yield
-    sandbox.faults.reset()
-
-
-@pytest.fixture
-def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
-
-
-def mine(sandbox: KubernetesSandbox, env: dict[str, str]) -> list[str]:
-    user = env["LOGNAME"]
-    return [
-        obj["metadata"]["name"]
-        for obj in sandbox.pods()
-        if obj["metadata"].get("labels", {}).get("squarepeg.io/created-by") == user
-    ]
 
 
 def run(env: dict[str, str], *argv: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:

@@ -18,9 +18,14 @@ def test_run_on_the_fake_streams_the_output_and_exits_with_the_containers_code(
         lambda pod: True,
         PodScript().running(at=1).log(b"line 1\n", at=1.5).log(b"no newline", at=2).exit(7, at=3),
     )
-    result = squarepeg_on_fakes.run("alpine", "sh", "-c", "exit 7", flags=["--cpus", "0.5"])
+    result = squarepeg_on_fakes.run(
+        "alpine", "sh", "-c", "exit 7", flags=["--cpus", "0.5"], result_file=True
+    )
     assert result.exit_code == 7
     assert result.stdout_bytes == b"line 1\nno newline"
+    assert result.result is not None
+    assert (result.result["exit_code"], result.result["output_complete"]) == (7, True)
+    assert result.result["pod"] == result.result["name"]
     assert fake_cluster.pods == []  # deleted after the run
     created = [r for r in fake_cluster.requests if r.operation == "create"]
     assert [r.kind for r in created if r.kind != "Lease"] == ["Pod"]

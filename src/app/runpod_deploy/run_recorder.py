@@ -7,68 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pegboard.app.shared.atomic_files import prove_writable, write_bytes_atomic, write_json_atomic
 from pegboard.domain.gpujob.records import EVENTS_NAME, MANIFEST_NAME, METRICS_NAME, event_row
 from pegboard.domain.ports.clock import Clock
 
 logger = logging.getLogger(__name__)
 
-
-def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
-    """Write JSON to a temp file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A short temp name: a final name that fits the file system always has a temp that fits.
-    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace `path` with `data` through a temp file beside it and a rename."""
-    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def prove_writable(path: Path) -> None:
-    """Raise OSError unless a file with a name as long as this one can be created beside it.
-
-    Done before a pod exists for every file a run writes after create (the pod pointers), so
-    a name too long for the file system or a read-only directory fails the run while there is
-    nothing to leak. The probe has its own name: never the target, which a concurrent run of
-    the same config may be writing at this moment.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(8):
-        probe = path.with_name(("." + secrets.token_hex(128))[: max(len(path.name), 9)])
-        try:
-            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        os.close(fd)
-        probe.unlink()
-        return
-    raise FileExistsError(f"cannot find a free probe name beside {path}")
+__all__ = ["RunRecorder", "prove_writable", "write_bytes_atomic", "write_json_atomic"]
 
 
 def _unmasked(value: Any) -> Any:

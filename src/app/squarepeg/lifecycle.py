@@ -37,6 +37,7 @@ from .interrupts import REPEAT_WINDOW_SECONDS, Abandoned, TwoStageInterrupt, aba
 from .job_pods import FollowedPod, attempts_allowed, job_finished
 from .pod_attempt import PUMP_STALL_SECONDS, FollowContext, PodAttempt
 from .pod_watch import Message, Msg, PodWatcher
+from .result_file import RunReport
 from .run_cleanup import Removal, RemovalProgress, delete_or_keep, sweep_if_enabled
 from .run_outcome import OutputLoss, RunOutcome
 from .runner_heartbeat import RunnerHeartbeat
@@ -51,7 +52,14 @@ def short_run_id(run_id: str) -> str:
     return compact[:8] or "run"
 
 
-def run(resolved: ResolvedRun, seams: Seams, ports: ClusterPorts, *, dry_run_server: bool) -> int:
+def run(
+    resolved: ResolvedRun,
+    seams: Seams,
+    ports: ClusterPorts,
+    *,
+    dry_run_server: bool,
+    report: RunReport | None = None,
+) -> int:
     """Entry point for `squarepeg run` (real runs and --dry-run-server); raises PegboardError."""
     ui = StatusUI(
         tag=short_run_id(resolved.run_id),
@@ -71,7 +79,9 @@ def run(resolved: ResolvedRun, seams: Seams, ports: ClusterPorts, *, dry_run_ser
     stdout = seams.stdout  # None when the process was started without one (`>&-`)
     # Raw bytes, never re-encoded: the text stream's buffer (a binary stream given as is).
     sink = cast("BinaryIO | None", getattr(stdout, "buffer", stdout))
-    return RunLifecycle(resolved, cluster=cluster, clock=ports.clock, ui=ui, stdout=sink).execute()
+    return RunLifecycle(
+        resolved, cluster=cluster, clock=ports.clock, ui=ui, stdout=sink, report=report
+    ).execute()
 
 
 class RunLifecycle:
@@ -91,8 +101,10 @@ class RunLifecycle:
         pump_stall_seconds: float = PUMP_STALL_SECONDS,
         log_end_grace: float | None = None,
         interrupt_repeat_window: float = REPEAT_WINDOW_SECONDS,
+        report: RunReport | None = None,
     ) -> None:
         self.resolved = resolved
+        self.report = report  # --result-file: filled as the run goes
         self.cluster = cluster
         self.clock = clock
         self.ui = ui
@@ -128,6 +140,7 @@ class RunLifecycle:
         self._heartbeat: RunnerHeartbeat | None = None  # once created
         self._current: PodAttempt | None = None  # the pod followed now
         self._attempt = 1  # Job mode follows each retry: 1-based
+        self._running_since: float | None = None  # the first pod's container ran (monotonic)
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -136,7 +149,10 @@ class RunLifecycle:
         output (see OutputLoss), or RunnerError (125) / Interrupted (130)."""
         target = self.cluster.target()
         self.namespace = self.resolved.namespace or target.namespace or "default"
+        if self.report is not None:
+            self.report.namespace, self.report.context = self.namespace, target.context
         self.ui.banner(target.context, self.namespace)
+        outcome: RunOutcome | None = None
         try:
             with self.interrupt.installed():
                 outcome = self._run()
@@ -145,6 +161,7 @@ class RunLifecycle:
             raise Interrupted(self._abandon_messages()[1]) from None
         finally:
             self._stop_background.set()
+            self._fill_report(outcome)
         if outcome.interrupted or self.interrupt.first.is_set():
             raise Interrupted("interrupted")
         if outcome.error is not None:
@@ -160,6 +177,20 @@ class RunLifecycle:
             return outcome.lost.code
         return outcome.code
 
+    def _fill_report(self, outcome: RunOutcome | None) -> None:
+        """What --result-file records of the run (outcome None: it was abandoned)."""
+        report = self.report
+        if report is None:
+            return
+        report.name, report.pod, report.created = self.name, self._pod.name, self.created
+        report.running_monotonic = self._running_since
+        if self._running_since is not None:
+            report.output_complete = outcome is not None and outcome.lost is None
+        if outcome is not None and outcome.error is None and not outcome.interrupted:
+            report.container_exit_code = outcome.code
+        if outcome is not None and outcome.error is not None:
+            report.error = outcome.error
+
     def _run(self) -> RunOutcome:
         failure = self._create()
         if failure is not None:
@@ -167,6 +198,8 @@ class RunLifecycle:
                 self._sweep()
             return failure
         outcome = self._follow()
+        if self.report is not None:
+            self.report.followed_monotonic = self.clock.monotonic()
         self._stop_background.set()
         self._stop_pump()
         if outcome.interrupted:
@@ -202,6 +235,8 @@ class RunLifecycle:
                 unreachable=isinstance(exc, Unreachable | Unauthorized),
             )
         self.created = True
+        if self.report is not None:
+            self.report.created_monotonic = self.clock.monotonic()
         meta = created.get("metadata") or {}
         self.name = str(meta.get("name") or self.name)
         if self.kind is ResourceKind.JOB:
@@ -242,6 +277,7 @@ class RunLifecycle:
         attempt = PodAttempt(self._follow_context())
         self._current = attempt
         outcome = attempt.follow()
+        self._running_since = attempt.running_since
         lost: OutputLoss | None = None
         while self._job_retries(outcome):
             failed = self._pod.name

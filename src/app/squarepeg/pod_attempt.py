@@ -84,6 +84,7 @@ class PodAttempt:
         self.container_done = threading.Event()
         self.latest: JsonObject | None = None
         self.started = False
+        self.running_since: float | None = None  # when its container was first seen running
         self.retired = False
         self.pump_stopped: str | None = None  # why the pump was stopped before its end
 
@@ -167,6 +168,7 @@ class PodAttempt:
             for s in own
         )
         if ran:
+            self.running_since = self.ctx.clock.monotonic()
             self.ctx.ui.step(f"pod {self.ctx.pod.name} started; streaming its output")
             self._start_pump()
         if self._ended(pod):

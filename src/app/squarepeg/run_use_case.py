@@ -14,6 +14,7 @@ from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.request import RunRequest
 
 if TYPE_CHECKING:
+    from pegboard.app.squarepeg.result_file import RunReport
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams
     from pegboard.domain.squarepeg.config import SquarepegConfig
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 RUN_ONLY_FLAGS = (
     "--dry-run", "--dry-run-server", "--keep", "--mode", "--namespace", "--context", "--timeout",
     "--quiet", "--no-color", "--container-name", "--config", "--no-default-config", "--profile",
-    "--request-cpu", "--limit-cpu", "--request-memory", "--limit-memory",
+    "--request-cpu", "--limit-cpu", "--request-memory", "--limit-memory", "--result-file",
 )  # fmt: skip
 
 
@@ -39,7 +40,51 @@ def misplaced_flag_notes(command: Sequence[str]) -> list[str]:
 
 
 def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None) -> int:
-    """Resolve the request against config and either print it (--dry-run) or run it."""
+    """Resolve the request against config and either print it (--dry-run) or run it; with
+    --result-file, record how it ended on every path (result_file.py)."""
+    if request.result_file is None:
+        return _execute(request, seams, ports, None)
+    from pathlib import Path
+
+    from pegboard.app.shared.error_exit_codes import exit_code_for
+    from pegboard.app.shared.seams import system_clock
+    from pegboard.app.squarepeg.error_codes import EXIT_CODES
+    from pegboard.app.squarepeg.result_file import RunReport, check_result_file, write_result_file
+
+    path = Path(seams.cwd, request.result_file)
+    check_result_file(path)
+    clock = ports.clock if ports is not None else system_clock()
+    report = RunReport(
+        run_id=seams.run_id,
+        started_at=clock.now(),
+        started_monotonic=clock.monotonic(),
+        dry_run=request.dry_run or request.dry_run_server,
+    )
+    code = EXIT_CODES.failure
+    try:
+        code = _execute(request, seams, ports, report)
+        return code
+    except BaseException as exc:
+        mapped = exit_code_for(exc, EXIT_CODES)
+        if isinstance(exc, KeyboardInterrupt):
+            mapped = EXIT_CODES.interrupted
+        code = mapped if mapped is not None else EXIT_CODES.failure
+        if report.error is None:
+            report.error = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise
+    finally:
+        record = report.record(exit_code=code, ended_monotonic=clock.monotonic())
+        try:
+            write_result_file(path, record)
+        except OSError as exc:  # the run's own code stands; the missing record is said
+            seams.stderr.write(
+                f"squarepeg: --result-file {path}: cannot write: {exc.strerror or exc}\n"
+            )
+
+
+def _execute(
+    request: RunRequest, seams: Seams, ports: ClusterPorts | None, report: RunReport | None
+) -> int:
     from pegboard.domain.squarepeg.render import resolve_run
 
     stderr = seams.stderr
@@ -65,6 +110,10 @@ def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None
         stderr.write("squarepeg: warning: -t without -i: stdin is not forwarded to the container\n")
     if request.interactive and not (request.dry_run or request.dry_run_server):
         refuse_or_warn_interactive(seams)
+    if report is not None:
+        report.kind, report.name = resolved.kind.value, resolved.name
+        report.namespace, report.context = resolved.namespace, resolved.context
+        report.kept = resolved.keep
     if request.dry_run:
         from pegboard.app.squarepeg.status import write_stdout_text
 
@@ -73,7 +122,9 @@ def execute(request: RunRequest, seams: Seams, ports: ClusterPorts | None = None
         raise TypeError("a run that reaches the cluster needs its ports")
     from pegboard.app.squarepeg import lifecycle
 
-    return lifecycle.run(resolved, seams, ports, dry_run_server=request.dry_run_server)
+    return lifecycle.run(
+        resolved, seams, ports, dry_run_server=request.dry_run_server, report=report
+    )
 
 
 def refuse_or_warn_interactive(seams: Seams) -> None:

@@ -121,6 +121,47 @@ def read_kubeconfig_namespace(context: str | None, env: Mapping[str, str], home:
     return found[1] if found else None
 
 
+COMPLETION_TIMEOUT_SECONDS = 2.0  # a TAB must answer soon: past it, no namespaces are offered
+
+
+def kubeconfig_context_names(environ: Mapping[str, str], home: str) -> list[str]:
+    """The contexts of the kubeconfig (`$KUBECONFIG` or ~/.kube/config), for completing
+    `--context`; [] when there is none or it cannot be read (a TAB never fails)."""
+    try:
+        from pegboard.adapters.kubeconfig_file import (
+            context_names,
+            kubeconfig_paths,
+            load_documents,
+        )
+
+        return context_names(load_documents(kubeconfig_paths(environ, Path(home))))
+    except Exception:
+        return []
+
+
+def cluster_namespace_names(
+    context: str | None, environ: Mapping[str, str], home: str
+) -> list[str]:
+    """The cluster's namespaces, for completing `-n`, asked with a short timeout; [] when the
+    cluster cannot say (no kubeconfig, unreachable, forbidden): a TAB never fails."""
+    try:
+        from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+
+        cluster = KubernetesCluster(
+            context=context,
+            env=environ,
+            home=Path(home),
+            connect_timeout=COMPLETION_TIMEOUT_SECONDS,
+            read_timeout=COMPLETION_TIMEOUT_SECONDS,
+        )
+        try:
+            return cluster.namespace_names(timeout=COMPLETION_TIMEOUT_SECONDS)
+        finally:
+            cluster.close()
+    except Exception:
+        return []
+
+
 def build_kubernetes_cluster(
     *,
     context: str | None = None,

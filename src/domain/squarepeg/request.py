@@ -72,6 +72,9 @@ class RunRequest:
     timeout: int | None = None
     quiet: bool = False
     no_color: bool = False
+    result_file: str | None = (
+        None  # where the run's JSON record goes (app/squarepeg/result_file.py)
+    )
     # config layers
     config_paths: tuple[str, ...] = ()
     no_default_config: bool = False

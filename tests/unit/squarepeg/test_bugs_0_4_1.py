@@ -142,7 +142,7 @@ def test_own_flag_after_image_is_a_container_arg_with_a_note(
 
     seen: list[Any] = []
 
-    def fake_run(resolved: Any, seams: Any, ports: Any, *, dry_run_server: bool) -> int:
+    def fake_run(resolved: Any, seams: Any, ports: Any, **_: Any) -> int:
         seen.append(resolved)
         return 0
 

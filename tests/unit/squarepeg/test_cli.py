@@ -8,7 +8,7 @@ import pytest
 
 from helpers.squarepeg_cli import run_cli
 from pegboard import __version__
-from pegboard.app.shared.console import exit_code_for
+from pegboard.app.shared.error_exit_codes import exit_code_for
 from pegboard.app.squarepeg import cli, lifecycle
 from pegboard.domain.errors import (
     ConfigError,

@@ -217,7 +217,7 @@ def test_real_run_and_server_dry_run_go_to_the_lifecycle(
 ) -> None:
     calls: list[tuple[Any, bool]] = []
 
-    def fake_run(resolved: Any, seams: Any, ports: Any, *, dry_run_server: bool) -> int:
+    def fake_run(resolved: Any, seams: Any, ports: Any, *, dry_run_server: bool, **_: Any) -> int:
         calls.append((resolved, dry_run_server))
         return 7
 

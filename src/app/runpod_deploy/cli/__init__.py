@@ -27,7 +27,8 @@ from pegboard.app.runpod_deploy.exit_codes import (
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
 from pegboard.app.shared.cli.version import version_option
-from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
+from pegboard.app.shared.console import exit_now, run_group
+from pegboard.app.shared.error_exit_codes import ErrorExitCodes
 from pegboard.app.shared.lazy_group import LazyGroup
 
 PROG = "runpod-deploy"

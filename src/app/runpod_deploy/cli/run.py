@@ -2,7 +2,8 @@
 with SIGTERM treated like Ctrl-C.
 
 stdout carries the job's log as raw bytes, chunk by chunk (and `RUN_DIR=<abs>` first with
---print-run-dir); every message of the tool goes to stderr. Exit: 0 success (or dry run),
+--print-run-dir); every message of the tool goes to stderr. With `-o json` the log and RUN_DIR go
+to stderr too and stdout holds one JSON summary, printed at the end (run_summary.py). Exit: 0 success (or dry run),
 1 the job failed, 2 usage/config error, 130 interrupted.
 """
 
@@ -10,14 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import click
 
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.runpod_deploy.run_job import run_job
-from pegboard.app.runpod_deploy.run_types import RunRequest
+from pegboard.app.runpod_deploy.run_types import RunDeps, RunRequest
 from pegboard.app.runpod_deploy.seams import client_side_run_deps
 from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
 from pegboard.app.shared.cli.examples import examples
+from pegboard.app.shared.cli.options import stream_output_option
 from pegboard.domain.errors import UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 
@@ -29,6 +32,8 @@ from .options import config_path_option, template_var_options, verbosity_options
     "# stdout is the job log; the run directory first, for scripts",
     "runpod-deploy run --config job.yaml --print-run-dir --var seed=7",
     "runpod-deploy run --config job.yaml --offline-dry-run",
+    "# for CI: the job log on stderr, a JSON summary on stdout at the end",
+    "runpod-deploy run --config job.yaml -o json > summary.json",
 )
 @click.command("run")
 @config_path_option("The job's YAML config.")
@@ -64,6 +69,7 @@ from .options import config_path_option, template_var_options, verbosity_options
     type=float,
     help="Skip GPUs whose known price is above this many USD per hour.",
 )
+@stream_output_option
 @verbosity_options
 def run(
     config_path: Path,
@@ -79,6 +85,7 @@ def run(
     gpu_id: str | None,
     datacenter_id: str | None,
     max_gpu_price: float | None,
+    output: str,
 ) -> int:
     """Provision a pod, run the job, pull artifacts, apply the lifecycle action."""
     if bool(gpu_id) != bool(datacenter_id):
@@ -106,6 +113,37 @@ def run(
         from pegboard.app.runpod_deploy.container import current_container
 
         deps = current_container().run_deps()
+    if output == "json":
+        return _run_with_summary(request, deps)
     with sigterm_as_interrupt():
         result = run_job(request, deps)
+    return result.exit_code
+
+
+def _run_with_summary(request: RunRequest, deps: RunDeps) -> int:
+    """`-o json`: the job's output and RUN_DIR= on stderr, one JSON summary on stdout at the end,
+    on every path that reaches the command (a refused config too, then re-raised for its line)."""
+    import json
+
+    from pegboard.app.runpod_deploy.cli import EXIT_CODES
+    from pegboard.app.runpod_deploy.run_summary import refused_summary, run_summary
+    from pegboard.app.runpod_deploy.seams import write_stderr_bytes
+    from pegboard.app.shared.error_exit_codes import exit_code_for
+
+    stderr = deps.tool_output or write_stderr_bytes
+
+    def to_stderr(line: str) -> None:
+        stderr(line.encode() + b"\n")
+
+    deps = attrs.evolve(deps, job_output=stderr, result_line=to_stderr)
+    try:
+        with sigterm_as_interrupt():
+            result = run_job(request, deps)
+    except BaseException as exc:
+        code = exit_code_for(exc, EXIT_CODES)
+        if isinstance(exc, KeyboardInterrupt):
+            code = EXIT_CODES.interrupted
+        click.echo(json.dumps(refused_summary(code if code is not None else 1, exc), indent=2))
+        raise
+    click.echo(json.dumps(run_summary(result), indent=2))
     return result.exit_code

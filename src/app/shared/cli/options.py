@@ -39,6 +39,12 @@ def document_output_option(command: F) -> F:
     return _output_option(command, ("yaml", "json"), default="yaml")
 
 
+def stream_output_option(command: F) -> F:
+    """`-o/--output log|json` and `--json` for a command whose stdout is a stream (a job's log):
+    `json` moves the stream to stderr and prints one summary document on stdout at the end."""
+    return _output_option(command, ("log", "json"), default="log")
+
+
 def _output_option(command: F, formats: tuple[str, ...], *, default: str) -> F:
 
     @functools.wraps(command)

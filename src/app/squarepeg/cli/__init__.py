@@ -16,15 +16,9 @@ import click
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import CONTEXT_SETTINGS
 from pegboard.app.shared.cli.version import version_option
-from pegboard.app.shared.console import ErrorExitCodes, exit_now, run_group
+from pegboard.app.shared.console import exit_now, run_group
 from pegboard.app.shared.lazy_group import LazyGroup
-from pegboard.domain.squarepeg.exit_codes import (
-    INTERRUPTED,
-    OUTPUT_INCOMPLETE,
-    RUNNER_FAILED,
-    STDOUT_CLOSED,
-    USAGE_ERROR,
-)
+from pegboard.app.squarepeg.error_codes import EXIT_CODES
 
 if TYPE_CHECKING:
     from ..container import Container
@@ -69,17 +63,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 @version_option("squarepeg", compatible_with="squarepeg 0.4.1")
 def squarepeg() -> None:
     """Run a docker-run-style command as a Kubernetes Pod or Job, streaming its output."""
-
-
-# RunnerError, PortError and any other error of ours means the runner failed: 125, like docker.
-# stdout refusing the output of any command is the run's "output incomplete" (122).
-EXIT_CODES = ErrorExitCodes(
-    usage=USAGE_ERROR,
-    interrupted=INTERRUPTED,
-    failure=RUNNER_FAILED,
-    stdout_refused=OUTPUT_INCOMPLETE,
-    stdout_closed=STDOUT_CLOSED,
-)
 
 
 def main(argv: Sequence[str] | None = None, *, container: Container | None = None) -> None:

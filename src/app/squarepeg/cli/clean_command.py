@@ -18,6 +18,7 @@ from pegboard.app.shared.cli.options import (
     verbose_option,
 )
 from pegboard.app.squarepeg.clean_use_case import execute_clean
+from pegboard.app.squarepeg.cli.completion_values import contexts, namespaces
 from pegboard.app.squarepeg.cli.options import (
     ask_on_terminal,
     composition_root,
@@ -47,8 +48,10 @@ from pegboard.app.squarepeg.cli.options import (
     help="Also delete kept (--keep) resources that are finished or stuck; asks first.",
 )
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before deleting kept resources.")
-@click.option("-n", "--namespace", metavar="NS", help="Namespace to clean.")
-@click.option("--context", metavar="CTX", help="kubeconfig context.")
+@click.option(
+    "-n", "--namespace", metavar="NS", help="Namespace to clean.", shell_complete=namespaces
+)
+@click.option("--context", metavar="CTX", help="kubeconfig context.", shell_complete=contexts)
 @quiet_option()
 @verbose_option()
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")

@@ -8,6 +8,7 @@ import click
 
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import CONTEXT_SETTINGS, quiet_option, verbose_option
+from pegboard.app.squarepeg.cli.completion_values import contexts, namespaces
 from pegboard.app.squarepeg.cli.options import (
     ask_on_terminal,
     composition_root,
@@ -23,8 +24,10 @@ from pegboard.app.squarepeg.remove_use_case import execute_remove
 @click.command("rm", context_settings=CONTEXT_SETTINGS)
 @click.argument("names", nargs=-1, required=True, metavar="NAME...")
 @click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
-@click.option("-n", "--namespace", metavar="NS", help="Namespace of the resources.")
-@click.option("--context", metavar="CTX", help="kubeconfig context.")
+@click.option(
+    "-n", "--namespace", metavar="NS", help="Namespace of the resources.", shell_complete=namespaces
+)
+@click.option("--context", metavar="CTX", help="kubeconfig context.", shell_complete=contexts)
 @quiet_option()
 @verbose_option()
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")

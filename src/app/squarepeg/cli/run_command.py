@@ -17,6 +17,12 @@ import click
 
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import CONTEXT_SETTINGS, quiet_option, verbose_option
+from pegboard.app.squarepeg.cli.completion_values import (
+    MODES,
+    PULL_POLICY_NAMES,
+    contexts,
+    namespaces,
+)
 from pegboard.app.squarepeg.cli.options import (
     client_side_seams,
     composition_root,
@@ -186,7 +192,12 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
     help="Let Kubernetes expand $(VAR) and $$ in the command and env (config kube_expand).",
 )
 @click.option("--rm", is_flag=True, help="Accepted for docker compatibility (default behaviour).")
-@click.option("--pull", metavar="always|missing|never", help="Image pull policy.")
+@click.option(
+    "--pull",
+    metavar="always|missing|never",
+    help="Image pull policy.",
+    shell_complete=PULL_POLICY_NAMES,
+)
 @click.option("--cpus", metavar="N", help="CPU request and limit, docker style (0.5 -> 500m).")
 @click.option(
     "-m", "--memory", metavar="SIZE", help="Memory request and limit, docker style (512m -> 512Mi)."
@@ -222,9 +233,16 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
 )
 @click.option("--platform", metavar="OS/ARCH", help="Schedule on nodes of this OS/architecture.")
 @click.option("--privileged", is_flag=True, help="Privileged container (config allow_privileged).")
-@click.option("--mode", metavar="pod|job", help="Create a Pod (default) or a Job.")
-@click.option("-n", "--namespace", metavar="NS", help="Target namespace.")
-@click.option("--context", metavar="CTX", help="kubeconfig context.")
+@click.option(
+    "--mode",
+    metavar="pod|job",
+    help="Create a Pod (default) or a Job.",
+    shell_complete=MODES,
+)
+@click.option(
+    "-n", "--namespace", metavar="NS", help="Target namespace.", shell_complete=namespaces
+)
+@click.option("--context", metavar="CTX", help="kubeconfig context.", shell_complete=contexts)
 @click.option("--keep", is_flag=True, help="Do not delete the Pod/Job; label it squarepeg.io/keep.")
 @click.option("--dry-run", is_flag=True, help="Print the manifest as YAML; create nothing.")
 @click.option(
@@ -233,6 +251,11 @@ def _read_env_files(paths: Sequence[str]) -> tuple[EnvFile, ...]:
     help="Submit as a server-side dry run and print the apiserver's answer.",
 )
 @click.option("--timeout", type=int, metavar="SECONDS", help="Startup timeout (default 300).")
+@click.option(
+    "--result-file",
+    metavar="PATH",
+    help="Write the run's result as JSON here (pod, namespace, exit code, durations), always.",
+)
 @quiet_option()
 @verbose_option(short=False)  # -v is --volume (docker's)
 @click.option("--no-color", is_flag=True, help="No colour or animation on stderr.")

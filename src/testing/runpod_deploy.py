@@ -164,8 +164,8 @@ class RunpodDeploy:
 
 @contextmanager
 def _process_environ(environ: Mapping[str, str], *, prefix: str) -> Iterator[None]:
-    """The `runpod` SDK reads its base URL from the process environment, not from the
-    container's: those variables are set for the call and restored after."""
+    """Commands that keep clear of the container (`validate`, for a fast start) read the process
+    environment: those variables are set for the call and restored after."""
     names: Sequence[str] = [name for name in environ if name.startswith(prefix)]
     before = {name: os.environ.get(name) for name in names}
     os.environ.update({name: environ[name] for name in names})

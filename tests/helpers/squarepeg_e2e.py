@@ -1,26 +1,21 @@
-"""The installed `squarepeg` against one Kubernetes API sandbox per test module: the console
-script, the sandbox (faults reset around each test), a scratch user's environment, and the
-pods that user owns. Import the fixtures into a test module to use them."""
+"""Fixtures for e2e modules that run the installed `squarepeg` against one Kubernetes API
+sandbox per module (faults reset around each test) as a scratch user; import them into the
+module. The console script and environment come from helpers.console_scripts."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from helpers.console_scripts import console_script, sandbox_env
+from helpers.kubernetes_sandbox import pods_created_by
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
 
 def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
+    return console_script("squarepeg")
 
 
 @pytest.fixture(scope="module")
@@ -38,17 +33,9 @@ def healthy(sandbox: KubernetesSandbox) -> Iterator[None]:
 
 @pytest.fixture
 def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
+    return sandbox_env(sandbox, tmp_path)
 
 
 def mine(sandbox: KubernetesSandbox, env: dict[str, str]) -> list[str]:
-    return [
-        obj["metadata"]["name"]
-        for obj in sandbox.pods()
-        if obj["metadata"].get("labels", {}).get("squarepeg.io/created-by") == env["LOGNAME"]
-    ]
+    """The sandbox's pods this test's user created."""
+    return pods_created_by(sandbox, env["LOGNAME"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.components import require_executable
 from helpers.console_scripts import console_script, sandbox_env
 from helpers.kubernetes_sandbox import pods_created_by
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
@@ -114,9 +114,7 @@ def seconds_to_ready(env: dict[str, str]) -> float:
 def test_timeout_s_int_never_leaves_the_pod_running(
     sandbox: KubernetesSandbox, env: dict[str, str]
 ) -> None:
-    timeout = shutil.which("timeout")
-    if timeout is None:
-        pytest.skip("GNU coreutils `timeout` is not installed")
+    timeout = require_executable("timeout", install_hint="GNU coreutils")
     # 2 s as in the report, longer on a machine so loaded that a run needs more to start.
     duration = f"{max(2.0, 3 * seconds_to_ready(env)):.1f}"
 

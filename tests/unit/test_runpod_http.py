@@ -288,7 +288,7 @@ def _rest_cloud(server: Scripted) -> Any:
 def test_graphql_gone_refuses_spot_in_one_line_naming_the_key(
     server: Scripted, status: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from pegboard.adapters.runpod.graphql_legacy import GraphQLGone
+    from pegboard.adapters.runpod import GraphQLGone
     from pegboard.domain.ports.gpu_cloud import PodRequest
 
     server.replies.append(problem(status, "no such endpoint"))

@@ -4,7 +4,7 @@ cannot do (graphql_legacy.py). Stdlib only: no SDK, no extra to install.
 """
 
 from .gpu_cloud import RUNPOD_PROVIDER, RunPodGpuCloud
-from .graphql_legacy import GraphQLGone
+from .graphql_gone import GraphQLGone
 from .query_values import UnsafeQueryValue
 
 __all__ = [

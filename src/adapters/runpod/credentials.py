@@ -6,7 +6,6 @@ read both ourselves and hand the key to every call.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,6 +27,8 @@ def api_key(environ: Mapping[str, str], home: Path) -> str:
     from_env = environ.get("RUNPOD_API_KEY", "").strip()
     if from_env:
         return from_env
+    import tomllib  # only when the key is not in the environment
+
     path = home / CONFIG_RELATIVE
     try:
         data = tomllib.loads(path.read_text())

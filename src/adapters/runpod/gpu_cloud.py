@@ -23,7 +23,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard.domain.errors import (
     Forbidden,
@@ -46,7 +46,7 @@ from pegboard.domain.ports.gpu_cloud import (
 )
 
 from .credentials import api_key
-from .graphql_legacy import RunPodGraphQL, why_graphql
+from .graphql_gone import why_graphql
 from .http import (
     DEFAULT_ATTEMPTS,
     DEFAULT_BACKOFF_SEC,
@@ -60,6 +60,9 @@ from .http import (
 from .problems import InsufficientBalance
 from .query_values import checked_cloud_type, checked_id
 from .rest_bodies import as_object, create_pod_body, pod_status
+
+if TYPE_CHECKING:
+    from .graphql_legacy import RunPodGraphQL
 
 RUNPOD_PROVIDER = "runpod"
 _LEVELS = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
@@ -95,7 +98,7 @@ class RunPodGpuCloud:
             sleep=sleep,
             environ=self._environ,
         )
-        self._graphql = RunPodGraphQL(self._http)
+        self._graphql_client: RunPodGraphQL | None = None
         self._monotonic = monotonic
         self._catalog: dict[str, tuple[float, list[dict[str, Any]]]] = {}
 
@@ -151,7 +154,7 @@ class RunPodGpuCloud:
         """List prices per GPU-hour (GpuType.price); spot prices exist only in GraphQL."""
         cloud = checked_cloud_type(cloud_type)
         if spot:
-            return self._graphql.spot_prices(cloud)
+            return self._graphql().spot_prices(cloud)
         fields = {"SECURE": ["secure"], "COMMUNITY": ["community"], "ALL": ["secure", "community"]}
         prices: dict[str, float] = {}
         for tier in self._clouds(cloud):
@@ -210,7 +213,7 @@ class RunPodGpuCloud:
         try:
             if needs_graphql is not None:
                 key, what_for = needs_graphql
-                pod_id: Any = self._graphql.create_pod(request, key, what_for)
+                pod_id: Any = self._graphql().create_pod(request, key, what_for)
             else:
                 answer = self._http.request(what, "POST", "/v2/pods", body=body, retry=False)
                 pod_id = answer.get("id") if isinstance(answer, dict) else None
@@ -275,6 +278,14 @@ class RunPodGpuCloud:
             return  # already gone
 
     # --- internals ----------------------------------------------------------------------------
+    def _graphql(self) -> RunPodGraphQL:
+        """Imported on first use: only spot and min vCPU/memory ever need GraphQL."""
+        if self._graphql_client is None:
+            from .graphql_legacy import RunPodGraphQL
+
+            self._graphql_client = RunPodGraphQL(self._http)
+        return self._graphql_client
+
     def _api_key(self) -> str:
         if self._key is None:
             self._key = api_key(self._environ, self._home)

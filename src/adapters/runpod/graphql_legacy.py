@@ -13,30 +13,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pegboard.domain.errors import Invalid, NotFound, Transient
+from pegboard.domain.errors import NotFound, Transient
 from pegboard.domain.ports.gpu_cloud import NoCapacity, PodRequest
 
 from . import queries
 from .graphql_errors import query_error
+from .graphql_gone import GraphQLGone
 from .http import RunPodHttp
 from .rest_bodies import as_object
 
 logger = logging.getLogger(__name__)
-
-
-class GraphQLGone(Invalid):
-    """RunPod's GraphQL API answered that it no longer exists (HTTP 404/410)."""
-
-
-def why_graphql(request: PodRequest) -> tuple[str, str] | None:
-    """(config key, what) when this create needs GraphQL; None when REST v2 can do it."""
-    if request.spot:
-        return "pod.spot", "a spot (interruptible) pod"
-    if request.min_vcpu_count is not None:
-        return "pod.min_vcpu_count", "a minimum vCPU count"
-    if request.min_memory_gb is not None:
-        return "pod.min_memory_gb", "a minimum memory size"
-    return None
 
 
 class RunPodGraphQL:

@@ -16,6 +16,7 @@ BENCHES = (
     "squarepeg_run.py",
     "runpod_local.py",
     "runpod_ssh.py",
+    "runpod_default.py",
     "kubernetes_sandbox.py",
 )
 

@@ -14,6 +14,7 @@ import yaml
 
 from helpers.runpod_local import runpod_deploy_bin
 from helpers.runpod_sandbox import require_runpod_sdk
+from helpers.ssh_keys import install_ssh_key
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "runpod" / "hello.yaml"
@@ -31,6 +32,7 @@ def _validate(tmp_path: Path, env: dict[str, str], **pod: Any) -> subprocess.Com
     data["pod"].update(pod)
     config = tmp_path / "job.yaml"
     config.write_text(yaml.safe_dump(data))
+    install_ssh_key(tmp_path / "home")  # validate checks the key the example names
     return subprocess.run(
         [runpod_deploy_bin(), "validate", "--config", str(config), "--check-availability"],
         env={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", **env},

@@ -27,6 +27,7 @@ from pegboard.domain.gpujob.network_volume import several_datacenters_warning
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
 from pegboard.domain.gpujob.spec import Provider
 
+from .gpu_names import gpu_catalog, unknown_gpu_problems
 from .job_loading import LoadedJob, load_job
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
@@ -181,7 +182,7 @@ def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) ->
     except PegboardError as exc:
         logger.warning("[check-availability] skipped: needs provider access (%s)", exc)
         return
-    _check_known_ids(loaded, listed)
+    _check_known_ids(loaded, listed, gpu_catalog(cloud, pod))
     available = [s for s in stock if s.available]
     for entry in stock:
         logger.info(
@@ -194,8 +195,14 @@ def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) ->
         )
 
 
-def _check_known_ids(loaded: LoadedJob, listed: Sequence[GpuStock]) -> None:
+def _check_known_ids(
+    loaded: LoadedJob, listed: Sequence[GpuStock], catalog: frozenset[str]
+) -> None:
+    """Datacenters RunPod lists no GPU in; GPU names no catalog lists (closest names), then
+    known GPUs these datacenters do not offer."""
     pod, document = loaded.spec.pod, loaded.document
+    unknown = unknown_gpu_problems(pod.gpu_order, catalog, document)
+    unknown_paths = {problem.path for problem in unknown}
     known_dcs = {entry.datacenter_id for entry in listed}
     known_gpus = {entry.gpu_id for entry in listed}
     problems = [
@@ -208,6 +215,7 @@ def _check_known_ids(loaded: LoadedJob, listed: Sequence[GpuStock]) -> None:
         for index, dc in enumerate(pod.datacenters)
         if dc not in known_dcs
     ]
+    problems += unknown
     if known_dcs:
         where = ", ".join(sorted(known_dcs))
         problems += [
@@ -219,7 +227,7 @@ def _check_known_ids(loaded: LoadedJob, listed: Sequence[GpuStock]) -> None:
                 f"(see: runpod-deploy gpu-list --datacenter {sorted(known_dcs)[0]})",
             )
             for index, gpu in enumerate(pod.gpu_order)
-            if gpu not in known_gpus
+            if gpu not in known_gpus and f"pod.gpu_order[{index}]" not in unknown_paths
         ]
     if problems:
         raise ConfigError(problems)

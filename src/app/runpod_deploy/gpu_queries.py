@@ -35,6 +35,7 @@ from pegboard.domain.gpujob.provisioning import plan_candidates
 from pegboard.domain.ports.gpu_cloud import GpuCloud, GpuStock
 
 from .exit_codes import EXIT_FAILED, EXIT_OK, EXIT_STOCKOUT
+from .gpu_names import refuse_unknown_gpus
 from .job_loading import LoadedJob
 from .pod_access import PodCommandDeps, cloud_for_flag
 
@@ -124,6 +125,7 @@ def gpu_inventory(
     stock = cloud.gpu_availability(
         gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=cloud_type
     )
+    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock)  # a typo, not a stock-out
     listed: list[GpuStock] = []
     try:
         listed = cloud.datacenter_stock(datacenter_ids=pod.datacenters, cloud_type=cloud_type)
@@ -156,6 +158,7 @@ def estimate_job(
     stock = cloud.gpu_availability(
         gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=str(pod.cloud_type)
     )
+    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock)
     plan = plan_candidates(
         gpu_order=pod.gpu_order,
         datacenters=pod.datacenters,

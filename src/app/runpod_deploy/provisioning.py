@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.errors import ConfigError, ConfigProblem, NotFound, PortError
 from pegboard.domain.gpujob.network_volume import (
     VolumePlacement,
     VolumePlacementError,
@@ -32,6 +32,7 @@ from pegboard.domain.gpujob.spec import LifecycleAction, StorageMode
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown, GpuCloud, NoCapacity, PodStatus
 
 from .create_lookup import look_up_by_name
+from .gpu_names import gpu_catalog, refuse_unknown_gpus, unknown_gpu_message
 from .pod_pointers import PodPointer
 from .provider_locators import LOCATOR_KEY
 from .run_state import PodClaim, RunContext, RunProgress
@@ -52,6 +53,13 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
     volume_id = placement.volume.volume_id if placement else None
     override = override_plan(run.request)
     if override is not None:
+        gpu_id = override.candidates[0].gpu_id
+        catalog = gpu_catalog(cloud, run.spec.pod)
+        if catalog and gpu_id not in catalog:
+            problem = ConfigProblem(
+                source="--gpu-id", path="", message=unknown_gpu_message(gpu_id, catalog)
+            )
+            raise ConfigError([problem])
         held_in = placement.volume.datacenter_id if placement else None
         if held_in is not None and override.candidates[0].datacenter_id != held_in:
             raise PhaseFailed(
@@ -71,6 +79,7 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
         logger.warning("[provision] GPU prices unavailable (%s); price cap not checked", exc)
     if run.request.max_gpu_price_usd is not None and not prices:
         logger.warning("[provision] no GPU prices known: --max-gpu-price cannot be checked")
+    refuse_unknown_gpus(cloud, pod, run.document, stock=stock, prices=prices)
     plan = plan_candidates(
         gpu_order=pod.gpu_order,
         datacenters=datacenters,

@@ -31,12 +31,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pegboard.domain.errors import PegboardError, UsageError
+from pegboard.domain.errors import ConfigError, PegboardError, UsageError
 from pegboard.domain.gpujob.plan import Phase
 from pegboard.domain.gpujob.records import DeployMetadata
 
 from .dry_run import dry_run
-from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .job_loading import LoadedJob, load_job
 from .lifecycle_action import finish
 from .on_pod import run_on_pod
@@ -94,8 +94,7 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
     provider = str(loaded.spec.pod.provider)
     if deps.backend_at is None:
         backend = deps.backend_for(provider)
-        backend.check_usable()
-        return backend
+        return _usable(backend, request, loaded)
     state_dir = state_paths(deps.home, deps.environ).directory
     run_pointer = run_pointer_path(state_dir, posixpath.basename(loaded.job.run_dir))
     locator = config_locator(
@@ -104,9 +103,14 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
         pinned_host_keys=pinned_host_keys_path(run_pointer),
         ready_timeout_sec=request.ssh_ready_timeout_sec or loaded.spec.budget.ssh_ready_timeout_sec,
     )
-    backend = deps.backend_at(provider, locator)
+    return _usable(deps.backend_at(provider, locator), request, loaded)
+
+
+def _usable(backend: Backend, request: RunRequest, loaded: LoadedJob) -> Backend:
+    """The backend, once it can work at all: no API key, no usable ssh key are exit 2 with
+    nothing recorded."""
     try:
-        backend.check_usable()  # no API key, no usable ssh key: exit 2, nothing recorded
+        backend.check_usable()
     except BaseException:
         _close(backend)
         raise
@@ -156,6 +160,7 @@ def _execute(run: RunContext) -> RunResult:
     claim = PodClaim()
     record = RunRecord(job=run.job)
     unexpected: BaseException | None = None
+    config_error = False
     try:
         record.metadata = _validate(run)
         if run.dry_run:
@@ -170,6 +175,9 @@ def _execute(run: RunContext) -> RunResult:
         if exc.exit_code is not None:
             record.remote_exit_code = exc.exit_code
         progress.fail(str(exc))
+    except ConfigError as exc:  # found with the provider's help (a GPU name it does not know)
+        progress.fail(str(exc))
+        config_error = True
     except UsageError as exc:  # a one-line message for the user (a missing extra, a bad flag)
         progress.fail(str(exc))
     except (PegboardError, OSError) as exc:
@@ -186,6 +194,8 @@ def _execute(run: RunContext) -> RunResult:
     code = EXIT_OK
     if progress.outcome == "interrupted":
         code = EXIT_INTERRUPTED
+    elif config_error:
+        code = EXIT_USAGE
     elif progress.failed:
         code = EXIT_FAILED
     if progress.failed:

@@ -121,6 +121,8 @@ def test_gpu_inventory_exit_3_on_stock_out_with_a_widening_hint(h: PodToolsHarne
     cloud = h.clouds["runpod"]
     cloud.default_stock = "none"
     cloud.set_stock("H100", "DC-1", "high")
+    for gpu in ("GPU-A", "GPU-B"):  # listed, out of stock (a name no catalog lists is exit 2)
+        cloud.set_stock(gpu, "DC-1", "none")
     loaded = load_config(h.deps(), _config(h), (), None)
     assert gpu_inventory(loaded=loaded, provider=None, deps=h.deps()) == 3
     text = "\n".join(h.lines)
@@ -142,6 +144,7 @@ def test_estimate_picks_like_run_and_uses_the_provider_price(h: PodToolsHarness)
     cloud = h.clouds["runpod"]
     cloud.set_stock("GPU-A", "DC-1", "none")
     cloud.set_stock("GPU-A", "DC-2", "medium")
+    cloud.set_stock("GPU-B", "DC-1", "none")  # listed: a known name
     cloud.prices = {"GPU-A": 2.0}
     loaded = load_config(h.deps(), _config(h), (), None)
     assert estimate_job(loaded=loaded, provider=None, deps=h.deps()) == 0
@@ -322,3 +325,20 @@ def test_gpu_listings_as_json_and_yaml(h: PodToolsHarness) -> None:
         {"gpu_id": "L4", "usd_per_hour": 0.4},
         {"gpu_id": "H100", "usd_per_hour": 2.99},
     ]
+
+
+def test_gpu_inventory_calls_a_name_no_catalog_lists_unknown_not_a_stock_out(
+    h: PodToolsHarness,
+) -> None:
+    from pegboard.domain.errors import ConfigError
+
+    cloud = h.clouds["runpod"]
+    cloud.default_stock = "none"
+    cloud.set_stock("GPU-A", "DC-1", "high")
+    cloud.prices = {"GPU-A": 1.0, "GPU-BB": 1.0}
+    loaded = load_config(h.deps(), _config(h), (), None)  # gpu_order: GPU-A, GPU-B
+    with pytest.raises(ConfigError) as caught:
+        gpu_inventory(loaded=loaded, provider=None, deps=h.deps())
+    (problem,) = caught.value.problems
+    assert problem.path == "pod.gpu_order[1]" and "closest: GPU-BB" in problem.message
+    assert h.lines == []  # no "stockout (none)" table

@@ -269,3 +269,30 @@ def test_recycle_with_drift_deletes_the_old_pod_and_starts_fresh(deploy: CloudDe
     ((fresh, status),) = live.items()
     assert status == "EXITED" and manifest_of(second)["pod_resumed"] is False
     assert deploy.shell_command(deploy.stale_pods()[fresh]["release"]).returncode == 0
+
+
+def test_spot_after_graphql_is_retired_is_refused_in_one_line_naming_the_key(
+    deploy: CloudDeploy,
+) -> None:
+    deploy.sandbox.faults.graphql_retired = True  # /graphql answers 410 Gone; v2 is untouched
+    config = deploy.config(
+        "hello",
+        pod={
+            "image": "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04",
+            "datacenters": ["EU-RO-1", "US-TX-3"],
+            "gpu_order": ["NVIDIA RTX A4000"],
+            "spot": True,
+        },
+    )
+    done = deploy.run(config)
+    assert done.returncode == 1, done.stderr.decode()[-3000:]
+    reason = manifest_of(done)["failure_reason"]
+    assert "\n" not in reason and "Traceback" not in done.stderr.decode()
+    assert "pod.spot: RunPod's GraphQL API is gone (HTTP 410 from /graphql)" in reason
+    assert "remove pod.spot from the config" in reason
+    assert deploy.sandbox.pods() == [] and deploy.stale()["pods"] == []
+    # The same config without spot runs, on v2 alone.
+    config = deploy.config(
+        "hello", pod={**yaml.safe_load(config.read_text())["pod"], "spot": False}
+    )
+    assert deploy.run(config).returncode == 0

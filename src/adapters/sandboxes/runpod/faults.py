@@ -53,6 +53,9 @@ class Faults:
     throttle: list[Throttle] = field(default_factory=list)
     # Added before every answer (GraphQL and v2).
     latency_ms: float = 0.0
+    # GraphQL is retired ("early 2027", release-notes.mdx in runpod/docs): POST /graphql
+    # answers 410 Gone with a problem body, as a retired endpoint would; v2 is untouched.
+    graphql_retired: bool = False
     # Per-key request quotas of the minute/hour/day windows (RateLimit-Policy); past one,
     # every request is a 429 until its window resets. RunPod publishes no figures: generous.
     rate_limit_per_minute: int = 1000

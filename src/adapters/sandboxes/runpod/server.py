@@ -117,6 +117,10 @@ class _Handler(MethodDispatch, BaseHTTPRequestHandler):
             self._send(401, {"errors": [{"message": "Unauthorized"}]})
             return
         api = self.server.api
+        if api.faults.graphql_retired:
+            gone = {"title": "Gone", "status": 410, "detail": "the GraphQL API has been retired"}
+            self._send(410, gone)
+            return
         if api.faults.latency_ms:
             time.sleep(api.faults.latency_ms / 1000)
         retry, _ = self.server.limiter.take(self.server.api_key)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pegboard.adapters.local_file_sync import delete_extraneous
 from pegboard.adapters.push_checks import check_source, checked_chmod
-from pegboard.adapters.ssh_connection import SshConnection
+from pegboard.adapters.ssh_connection import SftpUnavailable, SshConnection
 from pegboard.adapters.ssh_errors import connection_lost
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.file_sync import TransferResult
@@ -82,7 +82,10 @@ class SftpFileSync:
     def pulls_cheaper(self, remote: str, *, max_bytes: int) -> bool:
         """Whether pulling `remote` over this session beats starting rsync (its own process and
         SSH handshake): a regular file or link of at most `max_bytes`, or nothing at all (the
-        same NotFound, sooner). A directory or a bigger file is rsync's (deltas, one stream)."""
+        same NotFound, sooner). A directory or a bigger file is rsync's (deltas, one stream),
+        and so is everything on a host whose SFTP does not work."""
+        if self._conn.sftp_unavailable is not None:
+            return False
 
         def probe() -> bool:
             attr = _lstat(self._conn.sftp(), remote.rstrip("/") or "/")
@@ -93,7 +96,10 @@ class SftpFileSync:
                 return not remote.endswith("/")
             return stat.S_ISREG(mode) and (attr.st_size or 0) <= max_bytes
 
-        return self._guarded(probe, f"stat {remote}")
+        try:
+            return self._guarded(probe, f"stat {remote}")
+        except SftpUnavailable:
+            return False  # said once by the connection; rsync carries it
 
     def _guarded(self, call: Callable[[], _T], doing: str) -> _T:
         try:

@@ -22,10 +22,16 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pegboard.adapters.ssh_errors import describe_target, map_connect_error
+from pegboard.adapters.ssh_errors import describe_error, describe_target, map_connect_error
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_keys import load_keys
 from pegboard.domain.errors import PortError, Transient, Unauthorized
+
+
+class SftpUnavailable(PortError):
+    """The host's sftp subsystem does not speak SFTP (a ForceCommand wrapper, no sftp-server);
+    retrying cannot help, the shell still works."""
+
 
 if TYPE_CHECKING:  # paramiko costs ~0.1 s to import: only a real connection loads it
     from paramiko.channel import Channel
@@ -94,6 +100,8 @@ class SshConnection:
         self._lock = threading.RLock()
         self._transport: Transport | None = None
         self._sftp: SFTPClient | None = None
+        # Why SFTP does not work on this host (None: it does, or was not tried yet).
+        self.sftp_unavailable: str | None = None
         self._keys: list[PKey] | None = None
         self._closed = False
         # Held around each SFTP operation: the one SFTPClient is shared by every thread (the
@@ -159,13 +167,35 @@ class SshConnection:
             ) from None
 
     def sftp(self) -> SFTPClient:
-        """The SFTP session (a channel of the same transport), reopened after a reconnect."""
+        """The SFTP session (a channel of the same transport), reopened after a reconnect.
+
+        Raises SftpUnavailable, at once and for the rest of the connection's life, when the
+        host answers the sftp subsystem with anything but SFTP while its shell works."""
         from paramiko.sftp_client import SFTPClient
 
         with self._lock:
+            if self.sftp_unavailable is not None:
+                raise SftpUnavailable(self.sftp_unavailable)
             transport = self.connect()
             if self._sftp is None or self._sftp.get_channel() is None or self._sftp_dead():
-                client = SFTPClient.from_transport(transport)
+                try:
+                    client = SFTPClient.from_transport(transport)
+                except Exception as exc:  # SSHException "EOF during negotiation", EOFError
+                    if not transport.is_active():
+                        raise map_connect_error(
+                            exc, target=str(self.target), timeout=self.connect_timeout
+                        ) from None
+                    self.sftp_unavailable = (
+                        f"ssh to {self.target}: SFTP does not work on this host "
+                        f"({describe_error(exc)}): a ForceCommand wrapper that does not run the "
+                        "sftp subsystem, or no sftp-server (fix: let the wrapper run "
+                        '"$SSH_ORIGINAL_COMMAND", or install openssh-sftp-server / set '
+                        "Subsystem sftp internal-sftp)"
+                    )
+                    logger.warning(
+                        "%s; small files go over the shell instead", self.sftp_unavailable
+                    )
+                    raise SftpUnavailable(self.sftp_unavailable) from None
                 if client is None:
                     raise Transient(f"ssh to {self.target}: cannot open an SFTP session")
                 self._sftp = client

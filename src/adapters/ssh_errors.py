@@ -48,6 +48,11 @@ def connection_lost(target: str, doing: str) -> Transient:
     return Transient(f"ssh to {target}: connection lost while {doing}")
 
 
+def describe_error(exc: BaseException) -> str:
+    """The first line of an exception's text, or its class name."""
+    return _reason(exc)
+
+
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text and text[0] else type(exc).__name__

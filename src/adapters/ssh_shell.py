@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from pegboard.adapters.ssh_connection import SshConnection
+from pegboard.adapters.ssh_connection import SftpUnavailable, SshConnection
 from pegboard.adapters.ssh_errors import connection_lost
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.gpujob.remote_commands import (
@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 _PROBE_TIMEOUT_SEC = 30.0
 _KILL_GRACE_SEC = 2.0
 _CHUNK = 65536
+_NO_SUCH_FILE = 3  # exit status of the shell read when the file is not there
 _T = TypeVar("_T")
 
 
@@ -230,13 +231,53 @@ class SshShell:
                 handle.seek(offset)
                 return bytes(handle.read())
 
-        return self._again_after_drop(lambda: self._sftp_call(read, f"read {path}"))
+        if self._conn.sftp_unavailable is None:
+            try:
+                return self._again_after_drop(lambda: self._sftp_call(read, f"read {path}"))
+            except SftpUnavailable:
+                pass
+        return self._again_after_drop(lambda: self._read_over_shell(path, remote, offset))
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:
         remote = self._absolute(path)
-        self._again_after_drop(
-            lambda: self._sftp_call(lambda: self._write(remote, data, mode), f"write {path}")
+        if self._conn.sftp_unavailable is None:
+            try:
+                self._again_after_drop(
+                    lambda: self._sftp_call(
+                        lambda: self._write(remote, data, mode), f"write {path}"
+                    )
+                )
+                return
+            except SftpUnavailable:
+                pass
+        self._again_after_drop(lambda: self._write_over_shell(path, remote, data, mode))
+
+    # A host whose SFTP does not work (SftpUnavailable): the same reads and writes as one shell
+    # command each, the data on stdin and stdout (never in the command line).
+
+    def _read_over_shell(self, path: str, remote: str, offset: int) -> bytes:
+        q = shlex.quote(remote)
+        command = f"[ -f {q} ] || exit {_NO_SUCH_FILE}; tail -c +{offset + 1} -- {q}"
+        result = self.run(command, timeout=_PROBE_TIMEOUT_SEC)
+        if result.exit_code == _NO_SUCH_FILE:
+            raise NotFound(f"no such file on the pod: {path}")
+        if result.exit_code != 0:
+            raise PortError(f"cannot read {path} on the pod: {_tail(result.stderr)}")
+        return result.stdout
+
+    def _write_over_shell(self, path: str, remote: str, data: bytes, mode: int) -> None:
+        parent = posixpath.dirname(remote) or "/"
+        q, qp = shlex.quote(remote), shlex.quote(parent)
+        staged = shlex.quote(posixpath.join(parent, f".{posixpath.basename(remote)}.pegboard-"))
+        # mktemp makes the file 0600; its final mode is set before the first byte is written.
+        command = (
+            f"umask 077 && mkdir -p -- {qp} && t=$(mktemp {staged}XXXXXXXX) && "
+            f'{{ chmod {mode & 0o7777:o} "$t" && cat > "$t" && mv -f -- "$t" {q}; }} '
+            f'|| {{ rc=$?; rm -f -- "$t"; exit $rc; }}'
         )
+        result = self.run(command, timeout=_PROBE_TIMEOUT_SEC, stdin=data)
+        if result.exit_code != 0:
+            raise PortError(f"cannot write {path} on the pod: {_tail(result.stderr)}")
 
     def _write(self, remote: str, data: bytes, mode: int) -> None:
         sftp = self._conn.sftp()

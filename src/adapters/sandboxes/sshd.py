@@ -72,6 +72,8 @@ class LoopbackSshd(Sandbox):
 
     authorized_keys: public key lines that may log in (as the user sshd runs as; root in CI).
     record_commands: install the ForceCommand wrapper that logs SSH_ORIGINAL_COMMAND.
+    sftp_subsystem: False configures no sftp subsystem, like an image without sftp-server
+      (every SFTP session then fails to start: "EOF during negotiation").
     lean_sessions: sessions skip the login user's ~/.bashrc, like a lean account would. bash
       sources it for every command sshd runs, which for root on our machines (`pyenv init`)
       costs 80-250 ms a command; `SetEnv SHLVL=1` makes bash see itself as a nested shell.
@@ -84,6 +86,7 @@ class LoopbackSshd(Sandbox):
         host: str = "127.0.0.1",
         port: int = 0,
         record_commands: bool = False,
+        sftp_subsystem: bool = True,
         lean_sessions: bool = True,
         sshd_path: str = SSHD_PATH,
         ready_timeout: float = 10.0,
@@ -91,6 +94,7 @@ class LoopbackSshd(Sandbox):
         self.host = host
         self.port = port or free_port(host)
         self.record_commands = record_commands
+        self.sftp_subsystem = sftp_subsystem
         self.lean_sessions = lean_sessions
         self._sshd_path = sshd_path
         self._ready_timeout = ready_timeout
@@ -248,8 +252,9 @@ class LoopbackSshd(Sandbox):
             self.commands_log_path.touch()
             # The wrapper must see sftp as a plain command it can run.
             sftp = SFTP_SERVER_PATH if os.access(SFTP_SERVER_PATH, os.X_OK) else "internal-sftp"
-            lines += [f"Subsystem sftp {sftp}", f"ForceCommand {wrapper}"]
-        else:
+            lines += [f"Subsystem sftp {sftp}"] if self.sftp_subsystem else []
+            lines.append(f"ForceCommand {wrapper}")
+        elif self.sftp_subsystem:
             lines.append("Subsystem sftp internal-sftp")
         self.config_path.write_text("\n".join(lines) + "\n")
 

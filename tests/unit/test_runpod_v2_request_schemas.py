@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.runpod_openapi import DOCUMENT, runpod_v2_spec
 from pegboard.adapters.sandboxes.runpod import v2_schema
@@ -81,3 +83,49 @@ def test_the_sandbox_checker_agrees_with_jsonschema(operation_id: str, body: Any
     )
     ours = v2_schema.violations(v2_schema.operations()[operation_id]["body"], body)
     assert bool(ours) == bool(reference), (ours, reference)
+
+
+# Random bodies built from the fields the request schemas name (and a stranger), with values
+# of every JSON type: the sandbox's checker and jsonschema must agree on each.
+_NAMES = ["name", "image", "gpu", "cpu", "id", "count", "vcpuCount", "cloud", "dataCenterIds",
+          "mounts", "persistent", "network", "size", "path", "volumeId", "env", "ports", "disk",
+          "action", "keys", "dataCenter", "type", "templateId", "startSsh", "locked",
+          "allowedCudaVersions", "minCudaVersion", "registry", "args", "stranger"]  # fmt: skip
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5000),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.sampled_from(
+        [
+            "",
+            "x",
+            "SECURE",
+            "COMMUNITY",
+            "start",
+            "reset",
+            "12.8",
+            "12",
+            "/w",
+            "22/tcp",
+            "STANDARD",
+            "ssh-ed25519 AAAA c",
+            RTX,
+        ]
+    ),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_NAMES), inner, max_size=4)
+    ),
+    max_leaves=8,
+)
+_OPS = ["createPod", "updatePod", "podAction", "createNetworkVolume", "updateNetworkVolume",
+        "updateSshKeys"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_OPS), st.dictionaries(st.sampled_from(_NAMES), _VALUES, max_size=6))
+def test_the_checker_agrees_with_jsonschema_on_random_bodies(operation_id: str, body: Any) -> None:
+    test_the_sandbox_checker_agrees_with_jsonschema(operation_id, body)

@@ -403,7 +403,7 @@ class RestV2:
                         state.publish(pod)
                     fresh = [_event(pod, i) for i in range(seen, len(pod.log_lines)) if wanted(i)]
                     seen = len(pod.log_lines)
-                    ended = pod.status != RUNNING
+                    ended = pod.status != RUNNING or state.closed
                 if fresh:
                     yield b"".join(fresh)
                     idle = 0.0

@@ -57,10 +57,12 @@ class Faults:
     # answers 410 Gone with a problem body, as a retired endpoint would; v2 is untouched.
     graphql_retired: bool = False
     # Per-key request quotas of the minute/hour/day windows (RateLimit-Policy); past one,
-    # every request is a 429 until its window resets. RunPod publishes no figures: generous.
-    rate_limit_per_minute: int = 1000
-    rate_limit_per_hour: int = 30000
-    rate_limit_per_day: int = 300000
+    # every request is a 429 until its window resets. RunPod publishes no figures; the
+    # defaults (1000 requests a second, sustained) never stop a test suite that shares one
+    # sandbox, lower them to rehearse exhaustion.
+    rate_limit_per_minute: int = 60_000
+    rate_limit_per_hour: int = 3_600_000
+    rate_limit_per_day: int = 86_400_000
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()

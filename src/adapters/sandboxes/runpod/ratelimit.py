@@ -3,8 +3,8 @@
 TooManyRequestsError): fixed minute/hour/day windows from the sandbox's start; every
 authenticated answer carries
 
-    RateLimit-Policy: "minute";q=1000;w=60, "hour";q=30000;w=3600, "day";q=300000;w=86400
-    RateLimit: "minute";r=997;t=41, "hour";r=29997;t=3581, "day";r=299997;t=86381
+    RateLimit-Policy: "minute";q=60000;w=60, "hour";q=3600000;w=3600, "day";q=86400000;w=86400
+    RateLimit: "minute";r=59997;t=41, "hour";r=3599997;t=3581, "day";r=86399997;t=86381
 
 (structured-field lists, `r` remaining, `t` seconds to reset, `q` quota, `w` window), and a
 request past a quota is answered 429 with `Retry-After` = the exhausted window's `t`.

@@ -75,7 +75,7 @@ FAULT_OPTIONS = [
         type=click.IntRange(min=0),
         default=None,
         metavar="N",
-        help="Requests per minute before every answer is 429 (default 1000).",
+        help="Requests per minute before every answer is 429 (default 60000).",
     ),
     click.option(
         "--faults",

@@ -321,3 +321,31 @@ def test_cloud_all_creates_in_the_cloud_that_has_the_gpu(
     runpod_cloud.create_pod(request("all", cloud_type="ALL"))  # v2 has no ALL: a cloud is named
     (create,) = [r for r in runpod_sandbox.received_v2 if r.operation_id == "createPod"]
     assert json.loads(create.body)["cloud"] == "SECURE"
+
+
+def test_a_listed_stopped_pod_says_when_it_stopped_from_its_billing(
+    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
+) -> None:
+    handle = runpod_cloud.create_pod(request())
+    assert wait_for(runpod_cloud, handle.pod_id, ready=True).ready
+    time.sleep(0.05)  # some compute to bill
+    runpod_cloud.stop_pod(handle.pod_id)
+    (listed,) = runpod_cloud.list_pods()
+    # v2's Pod has no stop time; its last hour of compute in /v2/billing/pods ends after it.
+    assert listed.desired_status == POD_EXITED and listed.stopped_at is not None
+    assert time.time() - 3600 <= listed.stopped_at <= time.time()
+    billing = [r for r in runpod_sandbox.received_v2 if r.operation_id == "listPodBilling"]
+    assert len(billing) == 1
+    # A running pod needs no billing read; find_pods (a create's recovery) never reads it.
+    runpod_cloud.find_pods(name="run-1")
+    assert len([r for r in runpod_sandbox.received_v2 if r.operation_id == "listPodBilling"]) == 1
+
+
+def test_a_failed_billing_read_leaves_the_age_unknown_not_the_listing_failed(
+    runpod_sandbox: RunPodSandbox, runpod_cloud: RunPodGpuCloud
+) -> None:
+    handle = runpod_cloud.create_pod(request())
+    runpod_cloud.stop_pod(handle.pod_id)
+    runpod_sandbox.faults.http_503["listPodBilling"] = 10
+    (listed,) = runpod_cloud.list_pods()
+    assert listed.pod_id == handle.pod_id and listed.stopped_at is None

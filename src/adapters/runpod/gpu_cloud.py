@@ -6,7 +6,8 @@ Which call does what (docs/runpod.md, "Which RunPod API each feature uses"):
   per datacenter), one read per cloud, kept for a few seconds so a run's plan reads it once;
   what a datacenter offers: GET /v2/catalog/datacenters?include=GPU_AVAILABILITY;
 - network volumes: GET /v2/network-volumes;
-- the pod's real price: the pod's own `cost` (USD per hour, as billed).
+- the pod's real price: the pod's own `cost` (USD per hour, as billed);
+- when a listed stopped pod stopped: GET /v2/billing/pods (its last compute bucket).
 GraphQL only where v2 has no equivalent (graphql_legacy.py): spot, and a minimum vCPU count or
 memory. Errors are classified by HTTP status (problems.py); 429 waits for Retry-After (http.py).
 
@@ -18,12 +19,15 @@ raises CreateOutcomeUnknown: the caller looks the pod up by name.
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from pegboard.domain.errors import (
     Forbidden,
@@ -34,6 +38,7 @@ from pegboard.domain.errors import (
     Unauthorized,
 )
 from pegboard.domain.ports.gpu_cloud import (
+    POD_EXITED,
     STOCK_NONE,
     AmbiguousVolume,
     CreateOutcomeUnknown,
@@ -59,10 +64,12 @@ from .http import (
 )
 from .problems import InsufficientBalance
 from .query_values import checked_cloud_type, checked_id
-from .rest_bodies import as_object, create_pod_body, pod_status
+from .rest_bodies import as_object, create_pod_body, epoch, pod_status
 
 if TYPE_CHECKING:
     from .graphql_legacy import RunPodGraphQL
+
+logger = logging.getLogger(__name__)
 
 RUNPOD_PROVIDER = "runpod"
 _LEVELS = {"HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
@@ -238,8 +245,8 @@ class RunPodGpuCloud:
         return PodHandle(pod_id=pod_id, name=request.name)
 
     def find_pods(self, *, name: str) -> builtins.list[PodStatus]:
-        """Matched here: the name is never sent."""
-        return [pod for pod in self.list_pods() if pod.name == name]
+        """Matched here: the name is never sent. No stop times (a create's recovery needs none)."""
+        return [pod for pod in self._live_pods() if pod.name == name]
 
     def get_pod(self, pod_id: str) -> PodStatus:
         raw = self._http.request(f"read pod {pod_id}", "GET", self._pod_path(pod_id))
@@ -248,16 +255,56 @@ class RunPodGpuCloud:
         return pod_status(raw)
 
     def list_pods(self, *, status: str | None = None) -> builtins.list[PodStatus]:
+        """The account's pods; a stopped one's `stopped_at` from its billing (v2 has no stop
+        time): one more request, only when a stopped pod is listed."""
+        pods = [p for p in self._live_pods() if status is None or p.desired_status == status]
+        stopped = {p.pod_id for p in pods if p.desired_status == POD_EXITED}
+        if not stopped:
+            return pods
+        when = self._last_compute(stopped)
+        return [attrs.evolve(p, stopped_at=when[p.pod_id]) if p.pod_id in when else p for p in pods]
+
+    def _live_pods(self) -> builtins.list[PodStatus]:
         answer = self._http.request("list pods", "GET", "/v2/pods")
         rows = answer.get("pods") if isinstance(answer, dict) else None
         if not isinstance(rows, list):
             raise Transient("list pods: RunPod answered without pods")
         pods = [pod_status(raw) for raw in rows if isinstance(raw, dict) and raw.get("id")]
-        return [
-            p
-            for p in pods
-            if p.desired_status != "TERMINATED" and (status is None or p.desired_status == status)
-        ]
+        return [p for p in pods if p.desired_status != "TERMINATED"]
+
+    def _last_compute(self, pod_ids: set[str]) -> dict[str, float]:
+        """When each pod last billed compute (GET /v2/billing/pods): the end of its last hour
+        bucket with a GPU or CPU amount in the last 48 h, else of its last such day in 90 days,
+        never after now. A pod stopped within that bucket, so an age is at most one bucket
+        short. A failed read leaves the ages unknown; it never fails the listing."""
+        found: dict[str, float] = {}
+        for size, last in (("hour", 48), ("day", 90)):
+            missing = pod_ids - found.keys()
+            if not missing:
+                break
+            try:
+                answer = self._http.request(
+                    "read pod billing",
+                    "GET",
+                    "/v2/billing/pods",
+                    params={"bucketSize": size, "lastN": str(last)},
+                )
+            except PortError as exc:
+                logger.info("[runpod] stopped pods' ages unknown: %s", exc)
+                break
+            for row in as_object(answer).get("records") or []:
+                record = as_object(row)
+                pod_id = record.get("podId")
+                compute = [record.get("gpuAmount"), record.get("cpuAmount")]
+                end = epoch(record.get("endTime"))
+                if (
+                    pod_id in missing
+                    and end is not None
+                    and any(isinstance(a, (int, float)) and a > 0 for a in compute)
+                ):
+                    found[pod_id] = max(found.get(pod_id, 0.0), end)
+        now = time.time()
+        return {pod_id: min(end, now) for pod_id, end in found.items()}
 
     def stop_pod(self, pod_id: str) -> None:
         self._action(pod_id, "stop")

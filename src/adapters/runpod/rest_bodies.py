@@ -74,7 +74,7 @@ def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _epoch(text: Any) -> float | None:
+def epoch(text: Any) -> float | None:
     if not isinstance(text, str) or not text:
         return None
     try:
@@ -119,8 +119,7 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
 
     `cost` is what RunPod bills for this pod now (0 when stopped); `created_at` is when a pod that
     is not stopped last started (`startedAt`, else `createdAt`): its cost accrues from then.
-    v2 reports no stop time, so `stopped_at` is unknown (ls-stale shows a stopped pod's age as
-    `?`).
+    v2's Pod has no stop time: `stopped_at` is left to list_pods, which reads it from billing.
     """
     status = str(raw.get("status") or POD_STARTING)
     ssh = ssh_endpoint(raw)
@@ -150,5 +149,5 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
         stopped_at=None,
         created_at=None
         if status == POD_EXITED
-        else _epoch(raw.get("startedAt")) or _epoch(raw.get("createdAt")),
+        else epoch(raw.get("startedAt")) or epoch(raw.get("createdAt")),
     )

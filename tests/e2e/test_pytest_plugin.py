@@ -3,6 +3,7 @@ in a project that is not this repository, cheap to load, and off with `-p no:peg
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,12 @@ def test_uses_the_fixtures(fake_cluster, squarepeg_on_fakes):
 
 
 def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The user's own pytest: none of this run's options (PYTEST_ADDOPTS, e.g. a --basetemp).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=project,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,

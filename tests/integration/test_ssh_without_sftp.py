@@ -16,7 +16,9 @@ from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.domain.errors import NotFound, PortError
 
 
-@pytest.mark.parametrize("wrapper", [False, True], ids=["no-subsystem", "wrapper-without-subsystem"])
+@pytest.mark.parametrize(
+    "wrapper", [False, True], ids=["no-subsystem", "wrapper-without-subsystem"]
+)
 def test_small_files_go_over_the_shell_when_sftp_does_not_work(
     start_sshd: StartSshd,
     ssh_client_key: SshClientKey,

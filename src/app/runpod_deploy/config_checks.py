@@ -18,19 +18,22 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
 from pegboard.domain.gpujob.network_volume import several_datacenters_warning
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
-from pegboard.domain.gpujob.spec import Provider
+from pegboard.domain.gpujob.spec import PodSpec, Provider, SecretSpec, SshSpec
+from pegboard.domain.gpujob.spec_validation import SpecProblems
+from pegboard.domain.gpujob.templates import RenderedSecret
 
 from .gpu_names import gpu_catalog, unknown_gpu_problems
 from .job_loading import LoadedJob, load_job
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
+    from pegboard.domain.documents import SourceDocument
     from pegboard.domain.ports.gpu_cloud import GpuCloud, GpuStock
 
     from .run_types import ReadDocument
@@ -65,19 +68,26 @@ def check_config(
 ) -> LoadedJob:
     """Every check `validate` asked for; raises ConfigError/UsageError/PegboardError.
 
+    Every problem at once: when the structure, a template or the budget is wrong, the secrets
+    and the SSH key of the sections that did parse are checked too, in the same error.
     `ssh_key_problem(key_path, use_agent)`: why no SSH login could work with these settings
     (None: fine); asked for the providers that log in over SSH (runpod, ssh)."""
-    loaded = load_job(
-        config_path=request.config_path,
-        read_document=read_document,
-        cli_vars=request.cli_vars,
-        home=home,
-        environ=environ,
-        now=now,
-        unique_suffix=unique_suffix,
-        cost_cap_usd=request.cost_cap_usd,
-        max_runtime_minutes=request.max_runtime_minutes,
-    )
+    try:
+        loaded = load_job(
+            config_path=request.config_path,
+            read_document=read_document,
+            cli_vars=request.cli_vars,
+            home=home,
+            environ=environ,
+            now=now,
+            unique_suffix=unique_suffix,
+            cost_cap_usd=request.cost_cap_usd,
+            max_runtime_minutes=request.max_runtime_minutes,
+        )
+    except SpecProblems as exc:
+        document = read_document(request.config_path.expanduser().absolute())
+        more = _section_problems(exc.sections, document, environ, home, ssh_key_problem)
+        raise ConfigError(_sorted([*exc.problems, *more])) from None
     logger.info(loaded.budget.summary())
     problems = _secret_source_problems(loaded, environ)
     if ssh_key_problem is not None:
@@ -106,18 +116,88 @@ def check_config(
     return loaded
 
 
+def _section_problems(
+    sections: Mapping[str, Any],
+    document: SourceDocument,
+    environ: Mapping[str, str],
+    home: str,
+    key_problem: KeyProblem | None,
+) -> list[ConfigProblem]:
+    """What can still be checked when the config does not load: each secret's environment
+    variable and (absolute, untemplated) file, and the SSH key, from the sections that parsed."""
+    problems: list[ConfigProblem] = []
+    secrets = sections.get("secrets")
+    if isinstance(secrets, tuple):
+        plain = [
+            RenderedSecret(
+                name=secret.name,
+                destination=secret.destination,
+                env=tuple(secret.env),
+                file=secret.file,
+                mode=secret.mode,
+                var_name=secret.var_name,
+            )
+            for secret in secrets
+            if isinstance(secret, SecretSpec)
+        ]
+
+        def is_file(path: str) -> bool:
+            return "{" in path or not os.path.isabs(path) or os.path.isfile(path)
+
+        problems += [
+            ConfigProblem(
+                source=document.source,
+                line=document.line_of(("secrets", item.index)),
+                path=f"secrets[{item.index}]",
+                message=item.message,
+            )
+            for item in missing_secret_sources(
+                plain, is_set=lambda name: name in environ, is_file=is_file
+            )
+        ]
+    provider = _provider_of(sections.get("pod"), document)
+    ssh = sections.get("ssh", SshSpec())
+    if key_problem is not None and provider is not None and isinstance(ssh, SshSpec):
+        problems += _key_problems(provider, ssh, document, home, key_problem)
+    return problems
+
+
+def _provider_of(pod: Any, document: SourceDocument) -> Provider | None:
+    """The provider of a pod section that parsed, else the one the document names (the
+    default runpod when it names none); None when that is no provider either."""
+    if isinstance(pod, PodSpec):
+        return pod.provider
+    raw = document.data.get("pod")
+    name = raw.get("provider", Provider.RUNPOD.value) if isinstance(raw, Mapping) else "runpod"
+    try:
+        return Provider(name)
+    except ValueError:
+        return None
+
+
+def _sorted(problems: list[ConfigProblem]) -> list[ConfigProblem]:
+    return sorted(problems, key=lambda p: (p.line is None, p.line or 0))
+
+
 KeyProblem = Callable[[str | None, bool], str | None]
 _SSH_PROVIDERS = (Provider.RUNPOD, Provider.SSH)
 
 
 def _ssh_key_problems(loaded: LoadedJob, home: str, problem_of: KeyProblem) -> list[ConfigProblem]:
     """The key a run would log in with: there, readable, a key (or the agent holds one)."""
+    return _key_problems(
+        loaded.spec.pod.provider, loaded.spec.ssh, loaded.document, home, problem_of
+    )
+
+
+def _key_problems(
+    provider: Provider, ssh: SshSpec, document: SourceDocument, home: str, problem_of: KeyProblem
+) -> list[ConfigProblem]:
     from .provider_locators import configured_key_path
 
-    spec, document = loaded.spec, loaded.document
-    if spec.pod.provider not in _SSH_PROVIDERS:
+    if provider not in _SSH_PROVIDERS:
         return []
-    problem = problem_of(configured_key_path(spec.ssh, home), spec.ssh.use_agent)
+    problem = problem_of(configured_key_path(ssh, home), ssh.use_agent)
     if problem is None:
         return []
     where = ("ssh", "key_path") if document.line_of(("ssh", "key_path")) else ("ssh",)

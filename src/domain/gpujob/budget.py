@@ -79,7 +79,16 @@ def check_budget(
     """Raise ConfigError when max_runtime × assumed rate exceeds the cap, or when the deadline
     the cap buys is past MAX_CONFIG_NUMBER seconds (a tiny rate: the deadline must stay a
     finite, exact number)."""
-    budget = spec.budget
+    return check_budget_section(spec.budget, document=document, overridden=overridden)
+
+
+def check_budget_section(
+    budget: BudgetSpec,
+    *,
+    document: SourceDocument | None = None,
+    overridden: bool = False,
+) -> BudgetEstimate:
+    """check_budget on the `budget` section alone (also when other sections do not parse)."""
     source = document.source if document is not None else "<config>"
     if budget.max_runtime_minutes is None:
         bought = budget.cost_cap_usd / budget.assumed_hourly_rate_usd * 3600

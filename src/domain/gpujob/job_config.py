@@ -9,16 +9,32 @@ earlier release wrote, warnings about unused variables). `plan_job` is the dry r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
-from pegboard.domain.gpujob.budget import BudgetEstimate, apply_budget_overrides, check_budget
+from pegboard.domain.gpujob.budget import (
+    BudgetEstimate,
+    apply_budget_overrides,
+    check_budget,
+    check_budget_section,
+)
 from pegboard.domain.gpujob.provisioning import Candidate, offline_candidate, pod_request
-from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction, StorageMode
-from pegboard.domain.gpujob.spec_validation import local_path_problem, parse_job_spec
+from pegboard.domain.gpujob.spec import (
+    BudgetSpec,
+    JobSpec,
+    LifecycleAction,
+    PositiveFloat,
+    PositiveInt,
+    StorageMode,
+)
+from pegboard.domain.gpujob.spec_validation import (
+    SpecProblems,
+    local_path_problem,
+    parse_job_spec,
+)
 from pegboard.domain.gpujob.templates import (
     DEFAULT_STATE_DIR,
     RenderedArtifact,
@@ -60,7 +76,22 @@ def load_job_config(
     `config_path` is where the config lives (its folder resolves relative local paths),
     `home` what `~` means, `run_stamp` the run directory's name (templates.run_dir_name).
     """
-    spec = parse_job_spec(document)
+    overridden = cost_cap_usd is not None or max_runtime_minutes is not None
+    try:
+        spec = parse_job_spec(document)
+    except SpecProblems as exc:
+        # Every problem at once: the budget rule still holds for a budget section that parsed.
+        budget_section = exc.sections.get("budget")
+        if isinstance(budget_section, BudgetSpec):
+            budget_section = _with_overrides(budget_section, cost_cap_usd, max_runtime_minutes)
+            more = _problems_of(
+                lambda: check_budget_section(
+                    budget_section, document=document, overridden=overridden
+                )
+            )
+            if more:
+                raise SpecProblems(ConfigError([*exc.problems, *more]), exc.sections) from None
+        raise
     spec = apply_budget_overrides(
         spec, cost_cap_usd=cost_cap_usd, max_runtime_minutes=max_runtime_minutes
     )
@@ -72,11 +103,36 @@ def load_job_config(
         run_stamp=run_stamp,
         state_dir=state_dir,
     )
-    job = render_job(spec, cli_vars=cli_vars or {}, builtins=builtins, document=document)
-    _check_local_paths(document, spec, job)
-    overridden = cost_cap_usd is not None or max_runtime_minutes is not None
+    problems: list[ConfigProblem] = []
+    try:
+        job = render_job(spec, cli_vars=cli_vars or {}, builtins=builtins, document=document)
+    except ConfigError as exc:  # template problems, and the budget's below
+        problems += exc.problems
+    else:
+        problems += _problems_of(lambda: _check_local_paths(document, spec, job))
+    problems += _problems_of(lambda: check_budget(spec, document=document, overridden=overridden))
+    if problems:
+        raise SpecProblems(ConfigError(problems), attrs.asdict(spec, recurse=False))
     budget = check_budget(spec, document=document, overridden=overridden)
     return JobConfig(document=document, spec=spec, job=job, budget=budget)
+
+
+def _problems_of(check: Callable[[], object]) -> list[ConfigProblem]:
+    try:
+        check()
+    except ConfigError as exc:
+        return list(exc.problems)
+    return []
+
+
+def _with_overrides(
+    budget: BudgetSpec, cost_cap_usd: float | None, max_runtime_minutes: int | None
+) -> BudgetSpec:
+    if cost_cap_usd is not None and cost_cap_usd > 0:
+        budget = attrs.evolve(budget, cost_cap_usd=PositiveFloat(cost_cap_usd))
+    if max_runtime_minutes is not None and max_runtime_minutes > 0:
+        budget = attrs.evolve(budget, max_runtime_minutes=PositiveInt(max_runtime_minutes))
+    return budget
 
 
 def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob) -> None:

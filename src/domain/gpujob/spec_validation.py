@@ -30,7 +30,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from pegboard.domain.config_problems import cattrs_problems, config_error, unknown_key_message
 from pegboard.domain.documents import KeyPath, SourceDocument
-from pegboard.domain.errors import PegboardError
+from pegboard.domain.errors import ConfigError, PegboardError
 from pegboard.domain.gpujob.spec import (
     SCHEMA_VERSION,
     AbsoluteOrTemplatePath,
@@ -81,8 +81,17 @@ class RuleViolations(PegboardError, ValueError):
         self.violations = violations
 
 
+class SpecProblems(ConfigError):
+    """The structural problems of a job spec, with the sections that did structure (by key),
+    so later checks (budget, secrets, the SSH key) can still report theirs at once."""
+
+    def __init__(self, error: ConfigError, sections: Mapping[str, Any]) -> None:
+        super().__init__(error.problems)
+        self.sections = dict(sections)
+
+
 def parse_job_spec(document: SourceDocument) -> JobSpec:
-    """Structure `document` into a JobSpec; raise one ConfigError listing every problem."""
+    """Structure `document` into a JobSpec; raise one SpecProblems listing every problem."""
     found: list[tuple[KeyPath, str]] = []
     data = document.data
     kwargs: dict[str, Any] = {}
@@ -106,7 +115,10 @@ def parse_job_spec(document: SourceDocument) -> JobSpec:
         found.extend(_check_section(name, kwargs[name]))
     found.extend(_ssh_provider_rules(kwargs))
     if found:
-        raise config_error(document, found)
+        bad = {path[0] for path, _ in found if path}
+        raise SpecProblems(
+            config_error(document, found), {k: v for k, v in kwargs.items() if k not in bad}
+        )
     return JobSpec(**kwargs)
 
 

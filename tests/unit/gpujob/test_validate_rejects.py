@@ -378,3 +378,50 @@ def test_a_missing_ssh_key_is_a_problem_naming_ssh_key_path(
     local = with_sections(pod={"provider": "local", **POD})  # no SSH: no key needed
     code, _out, err = validate(capsys, write(home, local, "l.yaml"))
     assert code == 0, err
+
+
+def test_every_kind_of_problem_is_reported_at_once(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Structure, budget, secrets and the SSH key in one error (issue 17 item 9): before, the
+    secret and budget problems appeared only once the structural ones were fixed."""
+    monkeypatch.delenv("PEGBOARD_TEST_UNSET_TOKEN", raising=False)
+    (home / ".ssh" / "id_ed25519").unlink()
+    text = with_sections(
+        pod={**POD, "gpu_count": "two"},  # structural
+        budget={"cost_cap_usd": 1.0, "assumed_hourly_rate_usd": 4.0, "max_runtime_minutes": 60},
+        secrets=[{"name": "tok", "destination": "/w/t", "env": ["PEGBOARD_TEST_UNSET_TOKEN"]}],
+    )
+    err = expect_rejected(
+        capsys,
+        write(home, text),
+        "pod.gpu_count",
+        "budget: max_runtime_minutes=60",
+        "PEGBOARD_TEST_UNSET_TOKEN is not set",
+        "ssh.key_path: ssh key not found",
+    )
+    lines = [line for line in err.splitlines() if line.startswith("  ")]
+    assert len(lines) >= 4, err
+
+
+def test_a_template_problem_does_not_hide_the_budget_or_the_secrets(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PEGBOARD_TEST_UNSET_TOKEN", raising=False)
+    text = with_sections(
+        run={
+            "script_path": "/w/r.sh",
+            "log_path": "/w/r.log",
+            "success_marker": "x",
+            "body": "echo {no_such_variable}\n",
+        },
+        budget={"cost_cap_usd": 1.0, "assumed_hourly_rate_usd": 4.0, "max_runtime_minutes": 60},
+        secrets=[{"name": "tok", "destination": "/w/t", "env": ["PEGBOARD_TEST_UNSET_TOKEN"]}],
+    )
+    expect_rejected(
+        capsys,
+        write(home, text),
+        "no_such_variable",
+        "budget: max_runtime_minutes=60",
+        "PEGBOARD_TEST_UNSET_TOKEN is not set",
+    )

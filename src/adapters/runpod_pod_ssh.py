@@ -58,13 +58,17 @@ class RunPodPodSsh:
         return SshShell(self._connection(status), owns_connection=False)
 
     def open_sync(self, status: PodStatus) -> RsyncFileSync:
+        """rsync for trees and big files; a single small file (the job log) rides the pod's
+        open connection over SFTP, as on the ssh provider (no second SSH handshake, ~0.4 s)."""
         connection = self._connection(status)
+        sftp = SftpFileSync(connection)
         return RsyncFileSync(
             connection.target,
             known_hosts=connection.pins.path,
             connect_timeout=self.connect_timeout,
             progress=self._progress,
-            fallback=SftpFileSync(connection),
+            fallback=sftp,
+            small_pulls=sftp,
         )
 
     def close(self) -> None:

@@ -280,6 +280,8 @@ def test_deleting_a_namespace_deletes_what_is_in_it(
     assert "No resources found" in gone.stderr
     missing = kubectl("get", "namespace", "never-made", ok=False)
     assert 'namespaces "never-made" not found' in missing.stderr
+    immortal = kubectl("delete", "namespace", "default", ok=False)
+    assert 'namespaces "default" is forbidden: this namespace may not be deleted' in immortal.stderr
 
 
 def test_the_adapter_asks_the_sandbox_what_a_user_may_do(sandbox: KubernetesSandbox) -> None:

@@ -19,6 +19,9 @@ from .store import RESOURCES, JsonObject, Store, deep_copy
 
 # What kube-apiserver creates on start (pkg/controlplane/controller/systemnamespaces).
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+# staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go: deleting
+# these is refused by NamespaceLifecycle (kube-apiserver passes default, kube-system, kube-public).
+IMMORTAL_NAMESPACES = ("default", "kube-public", "kube-system")
 _EPOCH = "2026-01-01T00:00:00Z"
 
 
@@ -112,6 +115,12 @@ class Namespaces:
         """The namespace and everything in it. A real cluster shows it Terminating while its
         namespace controller empties it; here that happens before the answer."""
         found = self.get(name)
+        if name in IMMORTAL_NAMESPACES:
+            raise StatusError(
+                403,
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                details={"name": name, "kind": "namespaces"},
+            )
         gone = deep_copy(found)
         gone["status"] = {"phase": "Terminating"}
         if dry_run:

@@ -11,6 +11,7 @@ __all__ = [
     "Forbidden",
     "Interrupted",
     "Invalid",
+    "NoCandidateHelps",
     "NotFound",
     "PegboardError",
     "PortError",
@@ -88,6 +89,12 @@ class Forbidden(PortError):
 
 class Invalid(PortError):
     """The remote side rejected the request as invalid (HTTP 400/422)."""
+
+
+class NoCandidateHelps(PortError):
+    """A create refusal about the account or the API, not the place (no balance, an API that
+    no longer exists): no other GPU type or datacenter would be answered differently, so the
+    failover walk stops at it instead of asking every candidate the same question."""
 
 
 class Transient(PortError):

@@ -3,11 +3,11 @@ graphql_legacy.py so a run that needs no GraphQL never imports it (~20 ms of eve
 
 from __future__ import annotations
 
-from pegboard.domain.errors import Invalid
+from pegboard.domain.errors import Invalid, NoCandidateHelps
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
 
-class GraphQLGone(Invalid):
+class GraphQLGone(Invalid, NoCandidateHelps):
     """RunPod's GraphQL API answered that it no longer exists (HTTP 404/410)."""
 
 

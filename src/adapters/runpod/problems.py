@@ -14,6 +14,7 @@ from typing import Any
 
 from pegboard.domain.errors import (
     Invalid,
+    NoCandidateHelps,
     NotFound,
     PortError,
     Unauthorized,
@@ -23,7 +24,7 @@ from pegboard.domain.errors import (
 from .credentials import REJECTED_KEY
 
 
-class InsufficientBalance(Invalid):
+class InsufficientBalance(Invalid, NoCandidateHelps):
     """HTTP 402: the account cannot pay for this; no other GPU or datacenter will do better."""
 
 

@@ -12,7 +12,14 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.errors import ConfigError, ConfigProblem, NotFound, PortError
+from pegboard.domain.errors import (
+    ConfigError,
+    ConfigProblem,
+    NoCandidateHelps,
+    NotFound,
+    PortError,
+    Unauthorized,
+)
 from pegboard.domain.gpujob.network_volume import (
     VolumePlacement,
     VolumePlacementError,
@@ -171,6 +178,13 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
                 f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc} (no pod of that name was "
                 "made)"
             )
+        except (Unauthorized, NoCandidateHelps) as exc:
+            # The account or the API refused, not this place: every other candidate would
+            # get the same answer, so asking them only repeats it (and RunPod's 402 says stop).
+            errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
+            raise PhaseFailed(
+                "pod create refused for every candidate alike: " + "; ".join(errors)
+            ) from None
         except PortError as exc:
             errors.append(f"{candidate.gpu_id}@{candidate.datacenter_id}: {exc}")
         else:

@@ -11,7 +11,7 @@ from typing import Any
 
 from helpers.gpujob_run import RunHarness
 from pegboard.adapters.fakes import FakeJob
-from pegboard.domain.errors import Transient
+from pegboard.domain.errors import NoCandidateHelps, Transient, Unauthorized
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown
 
 GOOD_JOB = FakeJob(output=[(0.0, b"ALL_DONE\n")], exit_code=0)
@@ -150,3 +150,24 @@ def test_a_twin_that_cannot_be_deleted_is_named_with_its_release(tmp_path: Path)
     assert f"cleanup --pod-id {twin} --provider fake --mode delete" in manifest["left_behind"]
     (pointer,) = _run_pointers(h).values()  # the used pod is deleted; its name stays recorded
     assert pointer["pod_id"] is None and pointer["other_pod_ids"] == [twin]
+
+
+def test_a_refusal_no_other_candidate_would_answer_differently_stops_the_walk(
+    tmp_path: Path,
+) -> None:
+    # RunPod's 402 (no balance) or a GraphQL API that is gone: the same answer for every GPU
+    # type and datacenter, so the run stops at the first instead of asking all four.
+    h = RunHarness(tmp_path)
+    h.cloud.fail_next("create_pod", NoCandidateHelps("insufficient balance", status=402), times=4)
+    result = h.run()
+    assert result.exit_code == 1
+    assert _creates(h) == 1 and not h.cloud.pods
+    assert "refused for every candidate alike" in h.manifest(result)["failure_reason"]
+
+
+def test_a_rejected_api_key_stops_the_walk_too(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path)
+    h.cloud.fail_next("create_pod", Unauthorized("API key rejected", status=401), times=4)
+    result = h.run()
+    assert result.exit_code != 0
+    assert _creates(h) == 1 and not h.cloud.pods

@@ -29,6 +29,7 @@ from pegboard.domain.ports.cluster import (
     WatchEvent,
 )
 
+from . import kubernetes_imports
 from .kubernetes_credentials import SERVICE_ACCOUNT_DIR, resolve_credentials
 from .kubernetes_errors import (
     Gone,
@@ -171,6 +172,7 @@ class KubernetesCluster:
             return self._api
 
     def _build_client(self, configuration: Any) -> Any:
+        kubernetes_imports.lean_kubernetes()
         from kubernetes.client import ApiClient
 
         # urllib3's own retries would hide errors and multiply latency; callers own retry policy.
@@ -251,9 +253,9 @@ class KubernetesCluster:
         content_type: str = "application/json",
     ) -> Any:
         """Send one request; a 2xx urllib3 response (unread), or the mapped PortError."""
+        api = self._client()  # first: it imports the client lean
         from kubernetes.client.exceptions import ApiException
 
-        api = self._client()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type

@@ -20,6 +20,7 @@ from typing import Any
 from pegboard.domain.errors import Unauthorized, UsageError
 from pegboard.domain.ports.cluster import ClusterTarget
 
+from . import kubernetes_imports
 from .kubeconfig_file import (
     context_names,
     current_context,
@@ -50,11 +51,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _from_kubeconfig(paths: list[Path], context: str | None) -> Credentials:
-    import importlib
+    kube_config = kubernetes_imports.kube_config()  # untyped module
 
     from kubernetes.client import Configuration
 
-    kube_config: Any = importlib.import_module("kubernetes.config.kube_config")  # untyped module
     existing = [p for p in paths if p.is_file()]
     if not existing:
         raise FileNotFoundError(f"no kubeconfig at {', '.join(map(str, paths))}")
@@ -82,6 +82,7 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> Credentials:
 def _from_service_account(env: Mapping[str, str], directory: Path) -> Credentials:
     import importlib
 
+    kubernetes_imports.lean_kubernetes()
     from kubernetes.client import Configuration
 
     incluster: Any = importlib.import_module("kubernetes.config.incluster_config")

@@ -44,7 +44,7 @@ from pegboard.domain.gpujob.stale import (
     select_bulk_delete,
     stale_report,
     stale_table,
-    storage_rate,
+    storage_rates,
 )
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, POD_TERMINATED, GpuCloud, PodStatus
 
@@ -321,7 +321,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
         pointers={},
         provider=provider,
         now=deps.clock.now(),
-        usd_per_gb_month=storage_rate(provider),
+        volume_rates=storage_rates(provider),
     )
     for line in stale_table(report):
         deps.out(line)
@@ -374,7 +374,7 @@ def _offer_to_remove_dangling(
         pointers=pointers,
         provider=request.provider,
         now=deps.clock.now(),
-        usd_per_gb_month=0.0,
+        volume_rates=storage_rates(request.provider),
     ).dangling
     if not dangling:
         return EXIT_OK

@@ -4,7 +4,7 @@
 
 Read-only. One list call: every pod of the account that is not gone, stopped (EXITED) ones
 first, with its status, volume size, age (since the stop; since creation when running) and
-cost ($/day, $/mo: storage at 0.10 $/GB-month, plus the GPU rate when running), then a TOTAL
+cost ($/day, $/mo: volume disk at 0.20 $/GB-month stopped, 0.10 running, plus the GPU rate when running), then a TOTAL
 line; then one `release <pod>: <command>` line per pod, the command that deletes exactly that
 pod; then this user's state files whose pod no longer exists ("dangling": safe to delete).
 0.8.4 aged pods by uptimeSeconds, which is 0 for every EXITED pod (its §17.13), and listed no
@@ -23,7 +23,7 @@ from pegboard.domain.gpujob.stale import (
     stale_json,
     stale_report,
     stale_table,
-    storage_rate,
+    storage_rates,
 )
 
 from .pod_access import PodCommandDeps, cloud_for_flag
@@ -42,7 +42,7 @@ def list_stale(*, provider: str, output: str, deps: PodCommandDeps) -> int:
         pointers=user_pointers(state_paths(deps.home, deps.environ)),
         provider=provider,
         now=deps.clock.now(),
-        usd_per_gb_month=storage_rate(provider),
+        volume_rates=storage_rates(provider),
     )
     if output != "table":
         deps.out(render(stale_json(report), output).rstrip("\n"))

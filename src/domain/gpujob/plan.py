@@ -13,7 +13,8 @@ import attrs
 from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     DAYS_PER_MONTH,
-    STORAGE_USD_PER_GB_MONTH,
+    RUNNING_VOLUME_USD_PER_GB_MONTH,
+    STOPPED_VOLUME_USD_PER_GB_MONTH,
     UNBILLED_PROVIDERS,
     release_command,
 )
@@ -143,9 +144,14 @@ def leftover_note(
         what = f"pod {pod_id!r} stopped {stopped_why}"
     lines = [what + "."]
     billed = provider not in UNBILLED_PROVIDERS
-    disk_per_hour = (volume_gb or 0) * STORAGE_USD_PER_GB_MONTH / HOURS_PER_MONTH
+    disk_rate = (
+        RUNNING_VOLUME_USD_PER_GB_MONTH
+        if action is LifecycleAction.PRESERVE
+        else STOPPED_VOLUME_USD_PER_GB_MONTH
+    )
+    disk_per_hour = (volume_gb or 0) * disk_rate / HOURS_PER_MONTH
     if volume_gb and billed:
-        per_month = volume_gb * STORAGE_USD_PER_GB_MONTH
+        per_month = volume_gb * disk_rate
         lines.append(
             f"  Volume disk ({volume_gb} GB) continues billing at "
             f"~${per_month / DAYS_PER_MONTH:.2f}/day "

@@ -23,8 +23,11 @@ import attrs
 
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
-# RunPod's preserved-volume rate, as 0.8.4 and the seed state it.
-STORAGE_USD_PER_GB_MONTH = 0.10
+# RunPod's volume-disk rates (runpod/docs pods/storage/types.mdx, "Cost"): $0.10/GB/month while
+# the pod runs, $0.20/GB/month once it is stopped. 0.8.4 and the seed priced a stopped pod's
+# disk at 0.10, half of what RunPod bills.
+RUNNING_VOLUME_USD_PER_GB_MONTH = 0.10
+STOPPED_VOLUME_USD_PER_GB_MONTH = 0.20
 DAYS_PER_MONTH = 30
 NAME_WIDTH = 40  # 0.8.4 cut names at 40 characters
 
@@ -96,10 +99,22 @@ def storage_cost(volume_gb: int | None, usd_per_gb_month: float) -> tuple[float,
 UNBILLED_PROVIDERS = frozenset({"local", "ssh"})
 
 
-def storage_rate(provider: str) -> float:
-    """USD per GB-month of a stopped pod's disk: the local and ssh providers' disks are your
-    own machine's."""
-    return 0.0 if provider in UNBILLED_PROVIDERS else STORAGE_USD_PER_GB_MONTH
+@attrs.frozen
+class VolumeRates:
+    """USD per GB-month of a pod's volume disk, while it runs and once it is stopped."""
+
+    running: float
+    stopped: float
+
+
+def storage_rates(provider: str) -> VolumeRates:
+    """A provider's volume-disk rates: the local and ssh providers' disks are your own
+    machine's."""
+    if provider in UNBILLED_PROVIDERS:
+        return VolumeRates(running=0.0, stopped=0.0)
+    return VolumeRates(
+        running=RUNNING_VOLUME_USD_PER_GB_MONTH, stopped=STOPPED_VOLUME_USD_PER_GB_MONTH
+    )
 
 
 def release_command(*, pod_id: str, provider: str, state_file: str | None) -> str:
@@ -165,7 +180,7 @@ def stale_report(
     pointers: Mapping[str, Mapping[str, object]],
     provider: str,
     now: float,
-    usd_per_gb_month: float,
+    volume_rates: VolumeRates,
 ) -> StaleReport:
     """Every pod the provider lists that is not gone: stopped ones (oldest stop first), then
     running ones (oldest first); and this provider's pointers to pods that are gone.
@@ -196,7 +211,8 @@ def stale_report(
         if pod.desired_status == "TERMINATED":
             continue
         stopped = pod.desired_status == "EXITED"
-        per_day, per_month = storage_cost(pod.volume_gb, usd_per_gb_month)
+        rate = volume_rates.stopped if stopped else volume_rates.running
+        per_day, per_month = storage_cost(pod.volume_gb, rate)
         if not stopped:
             hourly = (pod.cost_per_hour_usd or 0.0) * 24
             per_day, per_month = per_day + hourly, per_month + hourly * DAYS_PER_MONTH

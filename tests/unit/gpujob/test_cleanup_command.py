@@ -223,7 +223,7 @@ def test_ls_stale_json(h: PodToolsHarness) -> None:
     h.pod("rp", gb=30, cloud="runpod")
     assert list_stale(provider="runpod", output="json", deps=h.deps()) == 0
     data = json.loads(h.lines[0])
-    assert data["total"] == {"pods": 1, "volume_gb": 30, "usd_per_day": 0.1, "usd_per_month": 3.0}
+    assert data["total"] == {"pods": 1, "volume_gb": 30, "usd_per_day": 0.2, "usd_per_month": 6.0}
     assert data["pods"][0]["state_file"] is None and data["dangling_pointers"] == []
 
 

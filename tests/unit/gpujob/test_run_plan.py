@@ -110,7 +110,7 @@ def test_leftover_note_gives_the_exact_cleanup_command() -> None:
     assert (
         "runpod-deploy cleanup --state-file '/tmp/my state.json' --pod-id p1 --mode delete" in note
     )
-    assert "$5.00/mo" in note
+    assert "$10.00/mo" in note
     assert keeps_pointer(LifecycleAction.STOP) and not keeps_pointer(LifecycleAction.DELETE)
 
 

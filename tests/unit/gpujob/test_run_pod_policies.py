@@ -139,7 +139,7 @@ def test_the_failure_warning_names_cost_per_hour_release_and_ls_stale() -> None:
         cost_per_hour_usd=0.17,
     )
     assert stop is not None
-    assert "Left billing: ~$0.010/h." in stop  # 72 GB x 0.10 $/GB-month: the GPU is released
+    assert "Left billing: ~$0.020/h." in stop  # 72 GB x 0.20 $/GB-month stopped: the GPU released
     assert "runpod-deploy cleanup --state-file /s/p1.json --pod-id p1 --mode delete" in stop
     assert "runpod-deploy ls-stale" in stop
     kept = leftover_note(
@@ -166,7 +166,7 @@ def test_a_failed_run_names_its_hourly_cost_in_the_manifest(tmp_path: Path) -> N
     h.host.script_job(FakeJob(output=[(0.0, b"x\n")], exit_code=2))
     result = h.run()
     left = h.manifest(result)["left_behind"]
-    assert "Left billing: ~$0.003/h." in left  # stopped: 20 GB of disk, the GPU released
+    assert "Left billing: ~$0.006/h." in left  # stopped: 20 GB of disk at 0.20, the GPU released
     assert "runpod-deploy ls-stale" in left
 
 

@@ -32,11 +32,13 @@ from pegboard.domain.gpujob.stale import (
     stale_report,
     stale_table,
     storage_cost,
+    storage_rates,
 )
 from pegboard.domain.ports.gpu_cloud import GpuStock, PodStatus
 
 STAMP = "20260517T120000.123456Z-beef01"
 NOW = 1_800_000_000.0
+RUNPOD_RATES = storage_rates("runpod")
 
 
 def _pod(
@@ -140,12 +142,14 @@ def test_age_counts_from_the_stop_and_cost_is_per_gb_month() -> None:
         _pod("unknown", "c", gb=None),
         _pod("live", "d", status="RUNNING"),
     ]
-    report = stale_report(pods=pods, pointers={}, provider="runpod", now=NOW, usd_per_gb_month=0.10)
+    report = stale_report(
+        pods=pods, pointers={}, provider="runpod", now=NOW, volume_rates=RUNPOD_RATES
+    )
     # Stopped first (oldest first), then the running ones (issue 7 item 7: they bill most).
     assert [p.pod_id for p in report.pods] == ["old", "new", "unknown", "live"]
     assert [format_age(p.age_sec) for p in report.pods] == ["3d04h", "1m", "?", "?"]
-    assert report.pods[0].usd_per_month == 5.0
-    assert abs(report.pods[0].usd_per_day - 5.0 / 30) < 1e-9
+    assert report.pods[0].usd_per_month == 10.0  # 50 GB stopped at $0.20/GB-month
+    assert abs(report.pods[0].usd_per_day - 10.0 / 30) < 1e-9
     live = report.pods[3]
     assert live.status == "RUNNING"
     assert report.total_gb == 60 + (live.volume_gb or 0)
@@ -156,7 +160,11 @@ def test_age_counts_from_the_stop_and_cost_is_per_gb_month() -> None:
 
 def test_names_are_cut_at_40_characters() -> None:
     report = stale_report(
-        pods=[_pod("p", "n" * 60)], pointers={}, provider="runpod", now=NOW, usd_per_gb_month=0.1
+        pods=[_pod("p", "n" * 60)],
+        pointers={},
+        provider="runpod",
+        now=NOW,
+        volume_rates=RUNPOD_RATES,
     )
     assert "n" * 40 in stale_table(report)[1] and "n" * 41 not in stale_table(report)[1]
 
@@ -169,7 +177,7 @@ def test_pointers_to_missing_pods_of_this_provider_are_dangling() -> None:
     }
     pods = [_pod("alive", "a", stopped_at=NOW)]
     report = stale_report(
-        pods=pods, pointers=pointers, provider="local", now=NOW, usd_per_gb_month=0
+        pods=pods, pointers=pointers, provider="local", now=NOW, volume_rates=storage_rates("local")
     )
     assert [(d.state_file, d.pod_id) for d in report.dangling] == [("/s/gone.json", "gone")]
     assert report.pods[0].state_file == "/s/alive.json"
@@ -264,11 +272,13 @@ def test_running_pods_are_listed_with_age_from_creation_and_gpu_cost() -> None:
         created_at=NOW - 2 * 3600,
     )
     report = stale_report(
-        pods=[running], pointers={}, provider="runpod", now=NOW, usd_per_gb_month=0.10
+        pods=[running], pointers={}, provider="runpod", now=NOW, volume_rates=RUNPOD_RATES
     )
     (row,) = report.pods
     assert (row.status, format_age(row.age_sec)) == ("RUNNING", "2h00m")
-    assert abs(row.usd_per_day - (12.0 + 0.1)) < 1e-9  # the GPU by the hour + its disk
+    assert (
+        abs(row.usd_per_day - (12.0 + 0.1)) < 1e-9
+    )  # the GPU by the hour + its disk at the running rate
     assert row.release == "runpod-deploy cleanup --pod-id r1 --provider runpod --mode delete"
 
 
@@ -282,7 +292,7 @@ def test_a_pointer_written_before_create_finds_its_pod_by_name() -> None:
     }
     pods = [_pod("p1", "job-0", status="RUNNING"), _pod("p2", "job-1", status="RUNNING")]
     report = stale_report(
-        pods=pods, pointers=pointers, provider="local", now=NOW, usd_per_gb_month=0
+        pods=pods, pointers=pointers, provider="local", now=NOW, volume_rates=storage_rates("local")
     )
     rows = {p.pod_id: p for p in report.pods}
     # The per-run pointer wins over the config's shared one: it only ever names its own pod.

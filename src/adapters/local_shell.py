@@ -149,12 +149,12 @@ class LocalShell:
         self._check_open()
         return _follow(Path(self._host(path)), from_offset, heartbeat)
 
-    def read_file(self, path: str, *, offset: int = 0) -> bytes:
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         host = Path(self._host(path))
         try:
             with host.open("rb") as handle:
                 handle.seek(offset)
-                return handle.read()
+                return handle.read(-1 if limit is None else limit)
         except FileNotFoundError:
             raise NotFound(f"no such file on the pod: {path}") from None
         except OSError as exc:

@@ -222,21 +222,21 @@ class SshShell:
 
     # --- files over SFTP -----------------------------------------------------------------
 
-    def read_file(self, path: str, *, offset: int = 0) -> bytes:
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         remote = self._absolute(path)
 
         def read() -> bytes:
             sftp = self._conn.sftp()
             with sftp.open(remote, "rb") as handle:
                 handle.seek(offset)
-                return bytes(handle.read())
+                return bytes(handle.read(limit))
 
         if self._conn.sftp_unavailable is None:
             try:
                 return self._again_after_drop(lambda: self._sftp_call(read, f"read {path}"))
             except SftpUnavailable:
                 pass
-        return self._again_after_drop(lambda: self._read_over_shell(path, remote, offset))
+        return self._again_after_drop(lambda: self._read_over_shell(path, remote, offset, limit))
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:
         remote = self._absolute(path)
@@ -255,9 +255,11 @@ class SshShell:
     # A host whose SFTP does not work (SftpUnavailable): the same reads and writes as one shell
     # command each, the data on stdin and stdout (never in the command line).
 
-    def _read_over_shell(self, path: str, remote: str, offset: int) -> bytes:
+    def _read_over_shell(self, path: str, remote: str, offset: int, limit: int | None) -> bytes:
         q = shlex.quote(remote)
         command = f"[ -f {q} ] || exit {_NO_SUCH_FILE}; tail -c +{offset + 1} -- {q}"
+        if limit is not None:
+            command += f" | head -c {int(limit)}"
         result = self.run(command, timeout=_PROBE_TIMEOUT_SEC)
         if result.exit_code == _NO_SUCH_FILE:
             raise NotFound(f"no such file on the pod: {path}")

@@ -79,6 +79,19 @@ class RemoteShellContract:
         driver.shell.write_file(path, b"new", mode=0o600)
         assert driver.shell.read_file(path, offset=1) == b"ew"
 
+    def test_read_file_takes_a_large_file_in_pieces(self, driver: Any) -> None:
+        path = f"{driver.root}/job.log"
+        data = bytes(range(256)) * 1000
+        driver.shell.write_file(path, data, mode=0o644)
+        pieces, offset = [], 0
+        while piece := driver.shell.read_file(path, offset=offset, limit=65536):
+            assert len(piece) <= 65536
+            pieces.append(piece)
+            offset += len(piece)
+        assert b"".join(pieces) == data
+        assert [len(p) for p in pieces] == [65536] * 3 + [len(data) - 3 * 65536]
+        assert driver.shell.read_file(path, offset=10, limit=0) == b""
+
     def test_read_missing_file_is_not_found(self, driver: Any) -> None:
         with pytest.raises(NotFound):
             driver.shell.read_file(f"{driver.root}/nope")

@@ -35,6 +35,7 @@ def test_small_files_go_over_the_shell_when_sftp_does_not_work(
         assert target.read_bytes() == data and (target.stat().st_mode & 0o777) == 0o640
         assert shell.read_file(str(target)) == data
         assert shell.read_file(str(target), offset=1000) == data[1000:]
+        assert shell.read_file(str(target), offset=1000, limit=7) == data[1000:1007]
         shell.write_file(str(target), b"again", mode=0o600)  # replaces it
         assert shell.read_file(str(target)) == b"again"
         with pytest.raises(NotFound):

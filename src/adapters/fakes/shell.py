@@ -318,14 +318,14 @@ class FakeShell(FailsOnDemand[FakeCall]):
             offset += len(data)
             yield data
 
-    def read_file(self, path: str, *, offset: int = 0) -> bytes:
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         self._check_open()
         self.host.take_failure("read_file", path)
         self.host.advance_jobs()
         entry = self.host.files.get(self.host.resolve(path))
         if entry is None:
             raise NotFound(f"no such file on the pod: {path}")
-        return entry.data[offset:]
+        return entry.data[offset:] if limit is None else entry.data[offset : offset + limit]
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:
         self._check_open()

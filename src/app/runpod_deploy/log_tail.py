@@ -25,7 +25,7 @@ from pegboard.domain.ports.gpu_cloud import PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
 from .job_loading import LoadedJob, merge_cli_vars
-from .phases import job_paths
+from .phases import LOG_PIECE, job_paths
 from .pod_access import PodCommandDeps, backend_for_pointer, load_config
 from .pod_pointers import read_pointer
 from .run_history import read_manifest, run_dirs
@@ -151,7 +151,11 @@ def _tail(
                 continue
             ended = shell.detached_status(pid_path=paths.pid, status_path=paths.status)
             if ended.exit_code is not None:
-                _write(deps, shell.read_file(log_path, offset=offset))
+                # The rest a piece at a time: the job can end far ahead of the follow.
+                while piece := shell.read_file(log_path, offset=offset, limit=LOG_PIECE):
+                    offset += len(piece)
+                    if not _write(deps, piece):
+                        return 0
                 logger.info("the job ended with exit code %d", ended.exit_code)
                 return 0
     finally:

@@ -108,6 +108,7 @@ class PodNeverReady(PhaseFailed):
 # put PUBLIC_KEY into authorized_keys before sshd starts, so a refusal is final, not a race.)
 NEVER_RETRIED = (Unauthorized, HostKeyRejected)
 
+LOG_PIECE = 1 << 20  # the job log's unread rest is read this much at a time: memory stays flat
 READY_HEARTBEAT_SEC = 30.0  # a waiting run says so at least this often (a cold pull takes minutes)
 
 
@@ -337,8 +338,10 @@ def monitor(
                     last_probe = now
                     status = shell.detached_status(pid_path=paths.pid, status_path=paths.status)
                     if not status.running:
-                        # Everything the script wrote is in the file now: read it all first.
-                        take(shell.read_file(paths.log, offset=offset), now)
+                        # Everything the script wrote is in the file now: read it all first,
+                        # a piece at a time (a fast script can end far ahead of the follow).
+                        while piece := shell.read_file(paths.log, offset=offset, limit=LOG_PIECE):
+                            take(piece, now)
                         _emit_steps(emit, machine.end_of_log(now=now))
                         machine.observe_status(status, now=now)
                 trouble_since = None

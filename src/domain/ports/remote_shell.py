@@ -118,8 +118,9 @@ class RemoteShell(Protocol):
         """
         ...
 
-    def read_file(self, path: str, *, offset: int = 0) -> bytes:
-        """The file's bytes from `offset` to its current end; NotFound when it does not exist."""
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
+        """The file's bytes from `offset` to its current end, at most `limit` of them when
+        given (a reader of a large log takes it in pieces); NotFound when it does not exist."""
         ...
 
     def write_file(self, path: str, data: bytes, *, mode: int) -> None:

@@ -54,7 +54,7 @@ class _Shell:
             return DetachedStatus(running=False, exit_code=0)
         return DetachedStatus(running=True)
 
-    def read_file(self, path: str, *, offset: int = 0) -> bytes:
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         return b""
 
 

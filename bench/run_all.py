@@ -18,6 +18,7 @@ BENCHES = (
     "runpod_ssh.py",
     "runpod_default.py",
     "kubernetes_sandbox.py",
+    "memory.py",
 )
 
 

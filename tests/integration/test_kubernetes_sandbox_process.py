@@ -3,13 +3,17 @@ and `squarepeg sandbox` (--token, a busy port, TLS that the official client veri
 
 from __future__ import annotations
 
+import base64
 import fcntl
+import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +234,57 @@ def test_plain_http_mode_still_serves_the_official_client() -> None:
         core.create_namespaced_pod("default", pod_manifest("plain", ["true"]))
         assert sandbox.pod("plain") is not None
         assert sandbox.ca_pem is None
+
+
+def test_squarepeg_sandbox_kubelet_flags_reach_the_kubelet(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "sandbox.kubeconfig"
+    process = _start_cli(
+        "--kubeconfig", str(kubeconfig), "--log-rendering", "pre-1.26",
+        "--container-log-max-size", "64Ki", "--container-log-max-files", "3",
+        "--container-log-monitor-interval", "0.5",
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        assert "listening on https://127.0.0.1:" in process.stderr.readline()
+        document = yaml.safe_load(kubeconfig.read_text())
+        cluster = document["clusters"][0]["cluster"]
+        trust = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+        )
+        token = document["users"][0]["user"]["token"]
+        request = urllib.request.Request(
+            cluster["server"] + "/sandbox/faults", headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(request, context=trust, timeout=30) as answer:
+            faults = json.load(answer)
+        api = config.new_client_from_config(config_file=str(kubeconfig))
+        assert faults["log_rendering"] == "pre-1.26"
+        assert faults["container_log_max_size"] == 64 * 1024
+        assert faults["container_log_max_files"] == 3
+        assert faults["container_log_monitor_interval"] == 0.5
+        version = client.VersionApi(api).get_code()
+        assert (version.major, version.minor) == ("1", "37")
+        assert version.git_version.startswith("v1.37.0+")
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) in (0, 130)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--container-log-max-size", "ten"], "--container-log-max-size: 'ten' is not a whole"),
+        (["--container-log-max-size", "1.5"], "--container-log-max-size: '1.5' is not a whole"),
+        (["--container-log-max-files", "1"], "--container-log-max-files"),
+        (["--log-rendering", "1.25"], "--log-rendering"),
+    ],
+)
+def test_squarepeg_sandbox_refuses_bad_kubelet_flags(flags: list[str], message: str) -> None:
+    done = subprocess.run(
+        [SQUAREPEG, "sandbox", *flags], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr

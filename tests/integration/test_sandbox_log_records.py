@@ -1,5 +1,6 @@
-"""The sandbox keeps logs as containerd does (lines over 16 KiB split into partial records, each
-with its own timestamp prefix) and squarepeg's decoder gives back the exact bytes."""
+"""The sandbox keeps logs as containerd does (lines over 16 KiB split into partial records) and
+renders them as the kubelet does: one prefix per line by default (kubelet >= 1.26), one per record
+with the pre-1.26 rendering; squarepeg's decoder gives back the exact bytes from either."""
 
 from __future__ import annotations
 
@@ -36,33 +37,74 @@ EXPECTED = (
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[KubernetesSandbox]:
     with KubernetesSandbox() as running:
+        cluster = KubernetesCluster(env={"KUBECONFIG": str(running.kubeconfig_path)})
+        manifest = pod_manifest("long-lines", [sys.executable, "-c", WRITER])
+        cluster.create(manifest, namespace="default")
+        wait_phase(running, "long-lines", "Succeeded")
         yield running
 
 
+def read_log(sandbox: KubernetesSandbox, rendering: str, **options: object) -> bytes:
+    sandbox.faults.log_rendering = rendering
+    try:
+        cluster = KubernetesCluster(env={"KUBECONFIG": str(sandbox.kubeconfig_path)})
+        stream = cluster.stream_logs(
+            "long-lines", namespace="default", container="main", timestamps=True, **options
+        )
+        return b"".join(stream)
+    finally:
+        sandbox.faults.reset()
+
+
+@pytest.fixture(scope="module", params=["current", "pre-1.26"])
+def rendering(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def stamped(sandbox: KubernetesSandbox) -> bytes:
-    cluster = KubernetesCluster(env={"KUBECONFIG": str(sandbox.kubeconfig_path)})
-    cluster.create(pod_manifest("long-lines", [sys.executable, "-c", WRITER]), namespace="default")
-    wait_phase(sandbox, "long-lines", "Succeeded")
-    stream = cluster.stream_logs(
-        "long-lines", namespace="default", container="main", timestamps=True, follow=False
-    )
-    return b"".join(stream)
+def stamped(sandbox: KubernetesSandbox, rendering: str) -> bytes:
+    return read_log(sandbox, rendering, follow=False)
 
 
 def test_the_runtimes_record_size_is_what_the_decoder_expects() -> None:
     assert PARTIAL_RECORD_LIMIT == PARTIAL_RECORD_BYTES == 16 * 1024
 
 
-def test_long_lines_are_partial_records_each_with_a_prefix(stamped: bytes) -> None:
+def records(stamped: bytes) -> list[bytes]:
+    """The text after each prefix, up to the next one."""
     starts = [m.start() for m in PREFIX.finditer(stamped)] + [len(stamped)]
-    records = [stamped[a:b] for a, b in itertools.pairwise(starts)]
-    contents = [PREFIX.sub(b"", r, count=1) for r in records]
+    return [PREFIX.sub(b"", stamped[a:b], count=1) for a, b in itertools.pairwise(starts)]
+
+
+def test_a_current_kubelet_prefixes_each_line_once(sandbox: KubernetesSandbox) -> None:
+    contents = records(read_log(sandbox, "current", follow=False))
+    assert contents[0] == b"L" * 40000 + b"\n"  # rejoined, with the first record's time
+    assert contents[1] == b"line 00000\n"
+    assert contents[-1] == b"".join(b"\r%05d" % i for i in range(4000))
+    assert len(contents) == 1 + 3000 + 1
+    assert b"".join(contents) == EXPECTED
+
+
+def test_a_pre_1_26_kubelet_prefixes_each_record(sandbox: KubernetesSandbox) -> None:
+    contents = records(read_log(sandbox, "pre-1.26", follow=False))
     assert contents[:3] == [b"L" * 16384, b"L" * 16384, b"L" * 7232 + b"\n"]
     assert contents[3] == b"line 00000\n"
     assert contents[-3] == b"line 02999\n"
     assert [len(c) for c in contents[-2:]] == [16384, 24000 - 16384]  # the rest at the exit
     assert b"".join(contents) == EXPECTED
+
+
+@pytest.mark.parametrize("kind", ["current", "pre-1.26"])
+def test_tail_lines_counts_cri_records(sandbox: KubernetesSandbox, kind: str) -> None:
+    # ReadLogs seeks to the tail start (records in the file) and prefixes its first record.
+    tail = read_log(sandbox, kind, follow=False, tail_lines=3001 + 2)
+    contents = records(tail)
+    assert contents[0] == b"L" * 7232 + b"\n"  # the long line's last record, with its own time
+    assert contents[1] == b"line 00000\n"
+    expected_bar = [b"".join(b"\r%05d" % i for i in range(4000))]
+    if kind == "pre-1.26":
+        expected_bar = [expected_bar[0][:16384], expected_bar[0][16384:]]
+    assert contents[-len(expected_bar) :] == expected_bar
 
 
 @pytest.mark.parametrize("size", [1 << 20, 16384, 16385, 4096, 997, 31])

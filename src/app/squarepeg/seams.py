@@ -192,6 +192,7 @@ def serve_kubernetes_sandbox(
     users: Sequence[tuple[str, str]] = (),
     pod_security: Mapping[str, str] | None = None,
     object_files: Sequence[Any] = (),
+    kubelet: dict[str, Any] | None = None,
 ) -> None:
     from pegboard.adapters.sandboxes.kubernetes import serve
 
@@ -202,4 +203,5 @@ def serve_kubernetes_sandbox(
         users=users,
         pod_security=pod_security,
         object_files=object_files,
+        kubelet=kubelet,
     )

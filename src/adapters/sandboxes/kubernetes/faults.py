@@ -11,6 +11,8 @@ import threading
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .logs import RENDERINGS, RotationPolicy
+
 
 @dataclass
 class RejectRule:
@@ -58,11 +60,21 @@ class Faults:
     # Every log response ends cleanly after this many body bytes, like a proxy with a response
     # size cap (it may cut a record, or its timestamp, anywhere).
     log_response_cap: int | None = None
+    # The kubelet under test, not a fault: how /log renders `timestamps=true` ("current": one
+    # prefix per line, kubelet >= 1.26; "pre-1.26": one per CRI record), read per request.
+    log_rendering: str = "current"
+    # The kubelet's containerLogMaxSize (bytes; None: rotation off), containerLogMaxFiles and
+    # containerLogMonitorInterval (seconds; 0: checked after every write), read when a container
+    # starts. Defaults are the kubelet's: 10Mi, 5, 10s.
+    container_log_max_size: int | None = 10 * 1024 * 1024
+    container_log_max_files: int = 5
+    container_log_monitor_interval: float = 10.0
     reject: list[RejectRule] = field(default_factory=list)
     log_drop: list[LogDrop] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._baseline: dict[str, Any] = {}  # kubelet knobs the sandbox was started with
 
     # -- rules -----------------------------------------------------------------------------------
 
@@ -155,15 +167,57 @@ class Faults:
                 pod=rule.get("pod", ".*"),
                 times=int(rule.get("times", 1)),
             )
-        for name, value in data.items():
-            if name not in ("reject", "log_drop"):
-                setattr(self, name, value)
+        scalars = {name: value for name, value in data.items() if name not in _RULES}
+        check_kubelet_knobs({**self.to_json(), **scalars})
+        for name, value in scalars.items():
+            setattr(self, name, value)
+
+    def rotation(self) -> RotationPolicy:
+        """The container log rotation a container started now gets."""
+        return RotationPolicy(
+            max_bytes=self.container_log_max_size,
+            max_files=self.container_log_max_files,
+            interval_seconds=self.container_log_monitor_interval,
+        )
+
+    def configure_kubelet(self, knobs: dict[str, Any]) -> None:
+        """Set kubelet knobs (log rendering, rotation) as this sandbox's own: `reset()` keeps
+        them, as `squarepeg sandbox --log-rendering ...` configured the kubelet it serves."""
+        unknown = set(knobs) - set(_KUBELET_KNOBS)
+        if unknown:
+            raise ValueError(f"not kubelet knobs: {sorted(unknown)}; known: {list(_KUBELET_KNOBS)}")
+        self.update_from_json(knobs)
+        self._baseline.update(knobs)
 
     def reset(self) -> None:
         defaults = Faults()
         with self._lock:
             for f in fields(self):
-                setattr(self, f.name, getattr(defaults, f.name))
+                setattr(self, f.name, self._baseline.get(f.name, getattr(defaults, f.name)))
+
+
+_RULES = ("reject", "log_drop")
+_KUBELET_KNOBS = (
+    "log_rendering",
+    "container_log_max_size",
+    "container_log_max_files",
+    "container_log_monitor_interval",
+)
+
+
+def check_kubelet_knobs(knobs: dict[str, Any]) -> None:
+    """ValueError naming the knob when a kubelet setting is not one a kubelet accepts."""
+    if knobs["log_rendering"] not in RENDERINGS:
+        raise ValueError(f"log_rendering must be one of {list(RENDERINGS)}")
+    size = knobs["container_log_max_size"]
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        raise ValueError("container_log_max_size must be a number of bytes or null")
+    files = knobs["container_log_max_files"]
+    if isinstance(files, bool) or not isinstance(files, int) or files < 2:
+        raise ValueError("container_log_max_files must be an integer > 1")
+    interval = knobs["container_log_monitor_interval"]
+    if isinstance(interval, bool) or not isinstance(interval, int | float) or interval < 0:
+        raise ValueError("container_log_monitor_interval must be seconds >= 0")
 
 
 def _consume(rules: list[Any], rule: RejectRule | LogDrop) -> None:

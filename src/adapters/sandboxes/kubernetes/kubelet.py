@@ -489,7 +489,7 @@ class Kubelet:
             else "containers"
         )
         field_path = f"spec.{group}{{{name}}}"
-        log = ContainerLog()
+        log = ContainerLog(rotation=faults.rotation())  # the kubelet's log manager policy
         run = ContainerRun(
             spec=container, log=log, container_id=f"containerd://{secrets.token_hex(32)}"
         )

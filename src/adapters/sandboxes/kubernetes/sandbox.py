@@ -57,6 +57,7 @@ class KubernetesSandbox(Sandbox):
         users: Sequence[tuple[str, str]] = (),
         pod_security: Mapping[str, str] | None = None,
         objects: Iterable[Any] = (),
+        kubelet: dict[str, Any] | None = None,
     ) -> None:
         """`users`: (name, rules) pairs, each a token and a kubeconfig context `NAME@CONTEXT`
         allowed only what its rules say (`get,list,watch,create,delete:pods;get:pods/log`).
@@ -65,6 +66,9 @@ class KubernetesSandbox(Sandbox):
         self.token = token or secrets.token_urlsafe(24)
         self.tls = tls
         self.faults = faults or Faults()
+        # The simulated kubelet's settings (log rendering, rotation): reset() keeps them.
+        if kubelet:
+            self.faults.configure_kubelet(kubelet)
         self.namespace = namespace
         self.context = context
         self._port = port
@@ -307,9 +311,11 @@ def serve(
     pod_security: Mapping[str, str] | None = None,
     objects: Iterable[Any] = (),
     object_files: Sequence[str | Path] = (),
+    kubelet: dict[str, Any] | None = None,
 ) -> None:
     """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr.
     `object_files`: YAML files of Namespaces, ResourceQuotas and LimitRanges to create first.
+    `kubelet`: knobs of the simulated kubelet (Faults fields: log rendering, log rotation).
 
     UsageError (one line) when the port is taken, the kubeconfig path is refused, or a user,
     level or object is not valid."""
@@ -321,6 +327,7 @@ def serve(
         users=users,
         pod_security=pod_security,
         objects=[*objects, *(doc for path in object_files for doc in read_documents(Path(path)))],
+        kubelet=kubelet,
     )
 
     def announce() -> None:

@@ -43,7 +43,7 @@ from .faults import Faults
 from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
 from .lockdown import apply_documents
-from .logs import LogQuery, timestamped_parts
+from .logs import LogQuery, LogRenderer
 from .namespaces import Namespaces, check_namespace_object
 from .openapi import GROUP_VERSIONS, discovery_document, group_version_document, unknown_fields
 from .patching import apply_patch
@@ -617,13 +617,15 @@ class ApiHandler(BaseHTTPRequestHandler):
             return
         if path == "/version":
             body: Any = {
+                # The newest release (CHANGELOG/CHANGELOG-1.38.md: v1.38.0-alpha.1 is "since
+                # v1.37.0"); build metadata, not a pre-release, so it sorts as v1.37.0.
                 "major": "1",
-                "minor": "31",
-                "gitVersion": "v1.31.0-pegboard-sandbox",
+                "minor": "37",
+                "gitVersion": "v1.37.0+pegboard-sandbox",
                 "gitCommit": "0" * 40,
                 "gitTreeState": "clean",
                 "buildDate": "2026-01-01T00:00:00Z",
-                "goVersion": "go1.22.0",
+                "goVersion": "go1.25.0",
                 "compiler": "gc",
                 "platform": "linux/amd64",
             }
@@ -1086,7 +1088,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         state = self.server.state
         drop = state.faults.take_log_drop(pod)
         budget = state.faults.log_budget(query.limit_bytes)
-        index, offset = log.start_index(query)
+        start = log.start(query)
+        index = start.index
+        # ReadLogs' rendering: one prefix per line (kubelet >= 1.26) or per record (pre-1.26).
+        render = LogRenderer(query, start, rendering=state.faults.log_rendering)
         sent = 0
         self._start_chunked("text/plain")
         while not state.stopping.is_set():
@@ -1099,9 +1104,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             batch: list[bytes | memoryview] = []
             size = 0
             for data, ts in chunks:
-                if offset:
-                    data, offset = data[offset:], 0
-                parts = timestamped_parts(data, ts) if query.timestamps else [data]
+                parts = render.parts(data, ts)
                 batch += parts
                 size += sum(map(len, parts))
                 if size >= _STREAM_BATCH:

@@ -1,0 +1,179 @@
+"""The sandbox's container log as containerd writes it and the kubelet reads it: partial records,
+one prefix per line (>= 1.26) or per record (pre-1.26), `since` and `tailLines` per CRI record,
+rotation by the log manager's rules (containerLogMaxSize / MaxFiles / MonitorInterval)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pegboard.adapters.kube_semantics.logs import timestamp_prefix
+from pegboard.adapters.sandboxes.kubernetes.faults import Faults
+from pegboard.adapters.sandboxes.kubernetes.logs import (
+    PARTIAL_RECORD_LIMIT,
+    ContainerLog,
+    LogQuery,
+    LogRenderer,
+    RotationPolicy,
+)
+
+K = PARTIAL_RECORD_LIMIT
+T0 = 1_764_547_200 * 1_000_000_000
+PREFIX = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def render(log: ContainerLog, query: LogQuery, rendering: str = "current") -> bytes:
+    start = log.start(query)
+    renderer = LogRenderer(query, start, rendering=rendering)
+    chunks, _ = log.wait_chunks(start.index, 0.0)
+    return b"".join(bytes(p) for data, ts in chunks for p in renderer.parts(data, ts))
+
+
+def stamp(ns: int) -> bytes:
+    return timestamp_prefix(ns)
+
+
+def long_line_log(clock: Clock) -> ContainerLog:
+    """`short` at T0, then a 40,000-byte line whose three records arrive 1 s apart, then `end`."""
+    log = ContainerLog(clock)
+    log.feed(b"short\n")
+    clock.now += 1_000_000_000
+    log.feed(b"L" * (K + 1))  # more than 16 KiB pending: a partial record of 16 KiB is written
+    clock.now += 1_000_000_000
+    log.feed(b"L" * K)  # another one
+    clock.now += 1_000_000_000
+    log.feed(b"L" * (40000 - 2 * K - 1 - K + K) + b"\n")  # the rest, and its newline
+    clock.now += 1_000_000_000
+    log.feed(b"end\n")
+    log.finish()
+    return log
+
+
+def test_a_current_kubelet_writes_one_prefix_per_line_with_the_first_records_time() -> None:
+    clock = Clock()
+    log = long_line_log(clock)
+    second = T0 + 1_000_000_000
+    assert render(log, LogQuery(timestamps=True)) == (
+        stamp(T0)
+        + b"short\n"
+        + stamp(second)
+        + b"L" * 40000
+        + b"\n"
+        + stamp(T0 + 4 * 10**9)
+        + b"end\n"
+    )
+
+
+def test_a_pre_1_26_kubelet_writes_one_prefix_per_record() -> None:
+    log = long_line_log(Clock())
+    out = render(log, LogQuery(timestamps=True), "pre-1.26")
+    assert [m.group() for m in PREFIX.finditer(out)] == [
+        stamp(T0 + n * 10**9) for n in (0, 1, 2, 3, 4)
+    ]
+    assert PREFIX.sub(b"", out) == b"short\n" + b"L" * 40000 + b"\nend\n"
+
+
+def test_since_filters_per_record_and_a_skipped_partial_record_keeps_the_line_going() -> None:
+    log = long_line_log(Clock())
+    # The line's first record is before `since`: ReadLogs skips it, but `isNewLine` is false.
+    out = render(log, LogQuery(timestamps=True, since_ns=T0 + 2 * 10**9))
+    assert out == b"L" * (40000 - K) + b"\n" + stamp(T0 + 4 * 10**9) + b"end\n"
+    legacy = render(log, LogQuery(timestamps=True, since_ns=T0 + 2 * 10**9), "pre-1.26")
+    assert legacy.startswith(stamp(T0 + 2 * 10**9) + b"L" * K + stamp(T0 + 3 * 10**9))
+
+
+def test_tail_lines_counts_cri_records_and_prefixes_the_first_one() -> None:
+    log = long_line_log(Clock())
+    assert render(log, LogQuery(timestamps=True, tail_lines=2)) == (
+        stamp(T0 + 3 * 10**9) + b"L" * (40000 - 2 * K) + b"\n" + stamp(T0 + 4 * 10**9) + b"end\n"
+    )
+    assert render(log, LogQuery(timestamps=True, tail_lines=3)).startswith(
+        stamp(T0 + 2 * 10**9) + b"L" * (40000 - K) + b"\n"
+    )
+    assert render(log, LogQuery(tail_lines=0)) == b""
+    assert render(log, LogQuery(tail_lines=99)) == b"short\n" + b"L" * 40000 + b"\nend\n"
+
+
+def test_rotation_at_max_size_on_a_tick_and_a_new_request_reads_the_current_file_only() -> None:
+    clock = Clock()
+    policy = RotationPolicy(max_bytes=1000, max_files=3, interval_seconds=10)
+    log = ContainerLog(clock, rotation=policy)
+    log.feed(b"a" * 2000 + b"\n")  # over the size, but the monitor has not ticked yet
+    assert log.files() == ["0.log"]
+    clock.now += 10 * 10**9
+    log.feed(b"b\n")  # the next tick: rotated
+    assert log.files() == ["0.log.20251201-000010", "0.log"]
+    assert render(log, LogQuery()) == b""
+    assert log.rotated_bytes() == 2003
+    for step in range(3):
+        clock.now += 10 * 10**9
+        log.feed(b"c" * 1000 + b"%d\n" % step)
+    # MaxFiles 3: the current file, the newest rotated one, one older one gzipped.
+    assert log.files() == ["0.log.20251201-000030.gz", "0.log.20251201-000040", "0.log"]
+    assert render(log, LogQuery()) == b""  # each write was followed by a due check
+    clock.now += 10**9
+    log.feed(b"d\n")  # no tick since: stays in the current file
+    assert render(log, LogQuery()) == b"d\n"
+    assert log.content().startswith(b"a" * 2000)  # the whole output is still there, for tests
+
+
+def test_a_follower_goes_on_across_a_rotation() -> None:
+    clock = Clock()
+    log = ContainerLog(clock, rotation=RotationPolicy(max_bytes=100, interval_seconds=0))
+    query = LogQuery(timestamps=True)
+    start = log.start(query)
+    renderer = LogRenderer(query, start)
+    index, out = start.index, b""
+    for n in range(5):
+        clock.now += 1
+        log.feed(b"%d" % n * 200 + b"\n")
+        chunks, _ = log.wait_chunks(index, 0.0)
+        index += len(chunks)
+        out += b"".join(bytes(p) for data, ts in chunks for p in renderer.parts(data, ts))
+    assert len(log.files()) == 5
+    assert PREFIX.sub(b"", out) == log.content()
+
+
+def test_no_rotation_once_the_container_exited_or_when_off() -> None:
+    clock = Clock()
+    log = ContainerLog(clock, rotation=RotationPolicy(max_bytes=10, interval_seconds=0))
+    log.feed(b"x" * 100)
+    log.finish()
+    log.rotate_if_due()
+    assert log.files() == ["0.log"]
+    off = ContainerLog(clock, rotation=RotationPolicy(max_bytes=None, interval_seconds=0))
+    off.feed(b"y" * 100 + b"\n")
+    off.feed(b"z\n")
+    assert off.files() == ["0.log"]
+
+
+def test_kubelet_knobs_are_checked_and_kept_by_reset() -> None:
+    faults = Faults()
+    for bad in (
+        {"log_rendering": "1.25"},
+        {"container_log_max_files": 1},
+        {"container_log_max_size": "10Mi"},
+        {"container_log_monitor_interval": -1},
+    ):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            faults.update_from_json(bad)
+    faults.configure_kubelet({"log_rendering": "pre-1.26", "container_log_max_size": 4096})
+    faults.update_from_json({"log_rendering": "current", "latency_ms": 5})
+    faults.reset()
+    assert (faults.log_rendering, faults.container_log_max_size, faults.latency_ms) == (
+        "pre-1.26",
+        4096,
+        0.0,
+    )
+    assert faults.rotation() == RotationPolicy(max_bytes=4096, max_files=5, interval_seconds=10.0)
+    with pytest.raises(ValueError, match="not kubelet knobs"):
+        faults.configure_kubelet({"latency_ms": 1})

@@ -11,7 +11,9 @@ the written output ends (never inside a prefix or a record) and cannot have been
 (it is shorter than another response, or else the log's last records, read with `tailLines`,
 are the ones written last). Only then is `complete` set; whenever the pump ends otherwise (budget spent, pod gone,
 stopped, stdout refusing writes) `complete` stays False and `lost` says why, so the run can say
-the output is incomplete instead of trusting it.
+the output is incomplete instead of trusting it. So does a replay the decoder could not match
+(the node rotated the log away while the stream reconnected): the pump reads on to the end, and
+`lost` says how much may be missing and why.
 """
 
 from __future__ import annotations
@@ -118,6 +120,10 @@ class LogPump:
     def _run(self) -> None:
         try:
             self._pump()
+            if self._decoder.gap is not None:
+                # Read to the end, but a replay could not be matched: never trusted as whole.
+                self.complete = False
+                self.lost = self._decoder.gap
         except StdoutFailed as failed:
             # stdout's reader went away (`| head`) or it refused the bytes (`> /dev/full`): the
             # output cannot be delivered, so stop reading; the run goes on and says so at the end.
@@ -244,7 +250,7 @@ class LogPump:
             return reason
         if len(last) >= self._longest:
             return "the log's last record is as long as every response: it may be cut short"
-        if written.last_record(tail) != last:
+        if not written.last_record_matches(tail, last):
             return CUT_SHORT
         return None
 

@@ -4,20 +4,32 @@ The log API with `timestamps=true` prefixes every record with `<RFC3339Nano> `. 
 those prefixes and passes everything else through unchanged (partial lines, `\\r`, ANSI codes);
 chunks may split the stream anywhere, even inside a prefix.
 
-Records and lines: a record normally ends at its `\\n`. A container runtime splits a longer line
-into records of at most `partial_record_bytes` content bytes (containerd and docker: 16 KiB), each
-with its own timestamp, and the kubelet's text output marks nothing (containerd's `P` tag stays in
-its own log file): `<t1> <16 KiB of the line><t2> <the rest>\\n`. So a timed record that reaches
-that size without a newline ends there and the next bytes start a new record, whose prefix is
-stripped like any other; the output is the line exactly as the container wrote it. (A runtime with
-another limit leaves its extra prefixes in the output: the boundary cannot be told from content.)
+Records and lines: a container runtime splits a line longer than `partial_record_bytes` (containerd
+and docker: 16 KiB) into partial records of exactly that size and its rest, each with its own
+timestamp, and the kubelet's text output marks nothing (containerd's `P` tag stays in its file).
+A kubelet >= 1.26 (PR #113481, cri-client logs.go ReadLogs: `isNewLine`) writes one prefix per
+line, the first record's: `<t1> <the whole line>\n`; an older one writes one per record:
+`<t1> <16 KiB of the line><t2> <the rest>\n`. The decoder is not told which: where a timed record
+reaches that size without a newline it looks at what follows. A prefix with a time not before the
+record's means per-record rendering; anything else is the line going on. The first such point
+decides for the whole stream (one kubelet serves a container). So the output is the line exactly
+as the container wrote it either way. (A runtime with another limit leaves an older kubelet's extra
+prefixes in the output: the boundary cannot be told from content.)
 
 Exact dedupe: the decoder remembers the last timestamp T it wrote content for, how many records
-at T it wrote in full and how many content bytes of an unfinished one. A reconnect asks for
-`sinceTime=T` (a server may round that down to the second), so the replay holds records before T
-(all written: skipped), records at T (exactly as many skipped as were written, then the written
-prefix of the unfinished one) and then new records. Identical records with identical timestamps
-are all kept, and times are compared as integers, never as strings.
+(lines, with one prefix per line) at T it wrote in full and how many content bytes of an
+unfinished one. A reconnect asks for `sinceTime=T` (a server may round that down to the second),
+so the replay holds records before T (all written: skipped), records at T (exactly as many skipped
+as were written, then the written prefix of the unfinished one) and then new records. With one
+prefix per line, a replay may start inside an earlier line (its first records were before
+`since`, so the rest comes without a prefix): written already, skipped to its newline. Identical
+records with identical timestamps are all kept, and times are compared as integers, never as
+strings.
+
+What cannot be matched is never guessed: a replay whose records at T are not all there (the node
+rotated the log file away: the kubelet serves only the current one), or whose unfinished record
+ends before the bytes already written of it, sets `gap`: the output goes on from the first record
+the replay has, and the run says it may be incomplete.
 
 Speed: the complete records of a chunk are decoded a window (~128 KiB, cache-sized) at a time
 with one C-level regex split each: a literal one for a run of one timestamp (a batch the kubelet
@@ -69,10 +81,13 @@ class WrittenTail:
     last_ended: bool  # it ended (newline, or the runtime's record size)
     earlier: bool  # a record with an earlier time was written before them
     partial_record_bytes: int = PARTIAL_RECORD_BYTES  # the runtime's record size
+    per_line: bool = False  # one prefix per line (kubelet >= 1.26): records are whole lines
+    extra_records: int = 0  # with per_line: CRI records beyond one per line at that time
 
     def tail_lines(self) -> int:
-        """How many records to ask `tailLines` for: those at the last time, and one before."""
-        return self.records_at_time + (1 if self.earlier else 0)
+        """How many records to ask `tailLines` for: those at the last time (`tailLines` counts
+        the runtime's records, so a long line counts as several), and one before."""
+        return self.records_at_time + self.extra_records + (1 if self.earlier else 0)
 
     def matches(self, tail: bytes) -> bool:
         """Whether `tail` (the log read with `tailLines=tail_lines()` and timestamps) is exactly
@@ -83,11 +98,13 @@ class WrittenTail:
         if ended != self.last_ended:
             return False  # also a record ended by the runtime's size limit: not told, so failed
         records = self.records(tail)
-        if records is None or len(records) != self.tail_lines():
+        if records is None or len(records) != self.records_at_time + (1 if self.earlier else 0):
             return False
         for index, (nanos, _, _) in enumerate(records):
             if self.earlier and index == 0:
-                if nanos >= self.nanos:
+                # Per line, the record before may be the end of a line whose first record was
+                # earlier: its own time was never shown, and it may be the last one.
+                if nanos > self.nanos or (nanos == self.nanos and not self.per_line):
                     return False
             elif nanos != self.nanos:
                 return False
@@ -95,9 +112,10 @@ class WrittenTail:
         return end - content == self.last_length
 
     def records(self, tail: bytes) -> list[tuple[int, int, int]] | None:
-        """(time, content start, end) of every timed record in `tail`, split as the runtime
-        splits them: at a newline, or after a full record of a longer line (a partial record,
-        with its own timestamp: `tailLines` counts it as a line). None when one has no time."""
+        """(time, content start, end) of every timed record in `tail`, split as the kubelet
+        rendered them: per line, at a newline only; per record, at a newline or after a full
+        record of a longer line (a partial record, with its own timestamp: `tailLines` counts it
+        as a line). None when one has no time."""
         found: list[tuple[int, int, int]] = []
         pos, size = 0, len(tail)
         while pos < size:
@@ -106,9 +124,12 @@ class WrittenTail:
             if match is None or nanos is None:
                 return None
             content = match.end()
-            full_at = content + self.partial_record_bytes
-            newline = tail.find(b"\n", content, min(size, full_at + 1))
-            pos = newline + 1 if newline >= 0 else min(size, full_at)
+            stop = size if self.per_line else min(size, content + self.partial_record_bytes + 1)
+            newline = tail.find(b"\n", content, stop)
+            if newline >= 0:
+                pos = newline + 1
+            else:
+                pos = size if self.per_line else min(size, content + self.partial_record_bytes)
             found.append((nanos, content, pos))
         return found
 
@@ -119,6 +140,27 @@ class WrittenTail:
             return None
         start = records[-2][2] if len(records) > 1 else 0
         return tail[start : records[-1][2]]
+
+    def last_record_matches(self, tail: bytes, last: bytes) -> bool:
+        """Whether `last` (the log's last record read alone, `tailLines=1`) is the last record
+        of `tail`. Per line, a long last line's last record carries its own, never shown time
+        (not before the line's): then its content must be the end of the line."""
+        records = self.records(tail)
+        if not records:
+            return False
+        if not self.per_line:
+            return self.last_record(tail) == last
+        _, content, end = records[-1]
+        line = tail[content:end]
+        body = line[:-1] if line.endswith(b"\n") else line
+        if len(body) <= self.partial_record_bytes:
+            return self.last_record(tail) == last
+        match = _PREFIX.match(last)
+        nanos = _nanos(match.group()[:-1]) if match is not None else None
+        if match is None or nanos is None or nanos < self.nanos:
+            return False
+        piece = (len(body) - 1) % self.partial_record_bytes + 1 + (len(line) - len(body))
+        return last[match.end() :] == line[len(line) - piece :]
 
 
 class _Mode(enum.Enum):
@@ -159,6 +201,14 @@ class TimestampedLogDecoder:
         self._open = False  # the last timed record written is unfinished
         self._open_bytes = 0  # its content bytes written so far
         self._earlier = False  # a timed record with an earlier time was written too
+        self._extra_at_last = 0  # per line: CRI records beyond one per line, of lines before
+        # the last one at the last time
+        self._cur_nanos: int | None = None  # the time of the timed record being read
+        # None until a long line shows it: True for one prefix per line (kubelet >= 1.26).
+        self.per_line: bool | None = None
+        self.gap: str | None = None  # why the output may miss or repeat bytes (first cause)
+        self._expect_head: bytes | None = None  # how a replay from the start must begin
+        self.written = 0  # container output bytes written so far
 
     def resume_point(self) -> ResumePoint | None:
         """The reconnect point, or None when nothing was written yet (replay from the start)."""
@@ -171,6 +221,9 @@ class TimestampedLogDecoder:
     def resume(self) -> ResumePoint | None:
         """The stream broke: drop unfinished input and expect a replay from the resume point."""
         point = self.resume_point()
+        if point is None and self._pending and self._expect_head is None:
+            # Nothing written yet, but the log began with these bytes: so must its replay.
+            self._expect_head = self._pending
         self._pending = b""
         self._skip = 0
         self._mode = _Mode.RECORD_START
@@ -190,14 +243,24 @@ class TimestampedLogDecoder:
             last_ended=not self._open,
             earlier=self._earlier,
             partial_record_bytes=self._limit,
+            per_line=bool(self.per_line),
+            extra_records=self._extra_at_last + self._line_extra(self._open_bytes, self._open)
+            if self.per_line
+            else 0,
         )
+
+    def _line_extra(self, length: int, unfinished: bool) -> int:
+        """CRI records beyond the first of a line of `length` written bytes (newline included
+        unless `unfinished`): containerd cuts a record once more than the limit is pending."""
+        body = length if unfinished else length - 1
+        return max(0, body - 1) // self._limit
 
     def at_written_end(self) -> bool:
         """Whether the input so far ends exactly where the written output ends: no prefix cut
         short, no record begun and not written in full, and (after `resume()`) every record
         written at the resume point seen again. A read that brought nothing new and ends here
         may be the log's end; one that ends anywhere else was cut."""
-        if self._pending:
+        if self._pending or self._expect_head is not None:
             return False
         replay = self._replay
         if replay is not None:
@@ -223,7 +286,22 @@ class TimestampedLogDecoder:
 
     def feed_parts(self, chunk: bytes) -> list[bytes]:
         """`feed` as pieces to write in order, sparing a joining copy of every chunk."""
+        out = self._decode(chunk)
+        self.written += sum(map(len, out))
+        return out
+
+    def _decode(self, chunk: bytes) -> list[bytes]:
         data = self._pending + chunk if self._pending else chunk
+        if self._expect_head is not None and data:
+            head, self._expect_head = self._expect_head, None
+            if not data.startswith(head[: len(data)]):
+                self._note_gap(
+                    "the log no longer starts where it did: an unknown number of bytes is "
+                    "missing, its first records (the node rotated the log file while the stream "
+                    "reconnected, and a kubelet serves only the current file)"
+                )
+            elif len(data) < len(head):
+                self._expect_head = head
         self._pending = b""
         out: list[bytes] = []
         pos, end = 0, len(data)
@@ -245,15 +323,19 @@ class TimestampedLogDecoder:
         """The current record's bytes from `pos`: to its newline, its size limit or the chunk end."""
         end = len(data)
         if self._timed:
+            if self._room == 0 and data[pos] != 0x0A:  # a full record, and more than a newline
+                more = self._after_full_record(data, pos)
+                if more is None:  # cannot tell yet: wait for the next chunk
+                    self._pending = data[pos:]
+                    return end
+                if not more:  # one prefix per record: the next record starts here
+                    self._record_ended()
+                    return pos
+                self._room = self._limit  # the line goes on: its next record, without a prefix
             full_at = pos + self._room  # where the record reaches the runtime's size limit
             newline = data.find(b"\n", pos, min(end, full_at + 1))
-            if newline >= 0:
-                stop, done = newline + 1, True
-            elif end > full_at:  # full, and no newline follows: the next record starts here
-                stop, done = full_at, True
-            else:
-                stop, done = end, False
-            self._room -= stop - pos
+            stop, done = (newline + 1, True) if newline >= 0 else (min(end, full_at), False)
+            self._room = max(0, self._room - (stop - pos))
         else:
             newline = data.find(b"\n", pos)
             stop, done = (newline + 1, True) if newline >= 0 else (end, False)
@@ -262,15 +344,42 @@ class TimestampedLogDecoder:
             if self._skip:
                 start = min(stop, pos + self._skip)
                 self._skip -= start - pos
+                if done and self._skip:  # the record ended before the bytes written of it
+                    self._note_gap(
+                        "the replayed log does not match what was written: bytes may be "
+                        "missing or repeated from there on, an unknown number"
+                    )
+                    self._skip = 0
             if stop > start:
                 out.append(data[start:stop])
                 if self._timed:
                     self._open_bytes += stop - start
-            if done and self._timed:
-                self._open = False
         if done:
-            self._mode = _Mode.RECORD_START
+            self._record_ended()
         return stop
+
+    def _record_ended(self) -> None:
+        if self._timed and self._mode is _Mode.CONTENT:
+            self._open = False
+        self._mode = _Mode.RECORD_START
+
+    def _after_full_record(self, data: bytes, pos: int) -> bool | None:
+        """At a full record of a line that goes on: True when the line goes on without a
+        prefix (one per line), False when a prefix starts the next record, None when the bytes
+        here do not tell yet. Decided once, by the first such point."""
+        if self.per_line is not None:
+            return self.per_line
+        ts, content_at = self._prefix(data, pos)
+        if content_at < 0:
+            return None
+        nanos = _nanos(ts) if ts is not None else None
+        current = self._cur_nanos
+        self.per_line = nanos is None or (current is not None and nanos < current)
+        return self.per_line
+
+    def _note_gap(self, reason: str) -> None:
+        if self.gap is None:
+            self.gap = f"after {self.written} bytes of output, {reason}"
 
     def _prefix(self, data: bytes, pos: int) -> tuple[bytes | None, int]:
         """(timestamp, content start) at `pos`; content start -1 when the prefix may be cut."""
@@ -282,8 +391,9 @@ class TimestampedLogDecoder:
             return None, -1
         return None, pos  # an untimed record (a server message): passed through as-is
 
-    def _enter(self, mode: _Mode, *, timed: bool) -> None:
+    def _enter(self, mode: _Mode, *, timed: bool, nanos: int | None = None) -> None:
         self._mode, self._timed, self._room = mode, timed, self._limit
+        self._cur_nanos = nanos
 
     def _open_record(self, data: bytes, pos: int) -> int:
         """At a record start (no replay): note its time and switch to its content."""
@@ -294,6 +404,7 @@ class TimestampedLogDecoder:
         self._enter(_Mode.CONTENT, timed=ts is not None)
         if ts is not None:
             self._note_records(ts, 1)
+            self._cur_nanos = self._last_nanos
             self._open = True
             self._open_bytes = 0
         return content_at
@@ -304,7 +415,10 @@ class TimestampedLogDecoder:
             if nanos is None or nanos != self._last_nanos:
                 self._earlier = self._earlier or self._last_ts is not None
                 self._records_at_last = 0
+                self._extra_at_last = 0
             self._last_ts, self._last_nanos = ts, nanos
+        if self._records_at_last and self.per_line:  # the last line is not the last any more
+            self._extra_at_last += self._line_extra(self._open_bytes, self._open)
         self._records_at_last += count
 
     def _replayed_record(self, data: bytes, pos: int) -> int:
@@ -315,11 +429,29 @@ class TimestampedLogDecoder:
             self._pending = data[pos:]
             return len(data)
         nanos = _nanos(ts) if ts is not None else None
+        if nanos is None and self.per_line and ts is None:
+            # The rest of a line whose first records were before `since` (one prefix per line):
+            # ReadLogs still read them, so `isNewLine` stayed false. Written before: skip it.
+            self._enter(_Mode.SKIP_RECORD, timed=False)
+            return content_at
         if nanos is None:
             self._enter(_Mode.CONTENT, timed=False)  # cannot be placed: pass it on
             return content_at
         point = replay.point
         at_since = nanos == point.since_nanos
+        if nanos > point.since_nanos and (
+            replay.complete_seen < point.complete_records or point.partial_bytes is not None
+        ):
+            # The records written at the resume time are not in the log any more: the kubelet
+            # serves only the current file, and it rotated them away while we reconnected.
+            self._note_gap(
+                f"the log no longer holds its records at {point.since_time}: an unknown number "
+                "of bytes is missing, from there to its oldest record, at "
+                f"{ts.decode('ascii', 'replace') if ts else '?'} (the node rotated the log file "
+                "while the stream reconnected, and a kubelet serves only the current file)"
+            )
+            self._replay = None
+            return self._open_record(data, pos)
         if nanos < point.since_nanos or (
             at_since and replay.complete_seen < point.complete_records
         ):
@@ -330,12 +462,12 @@ class TimestampedLogDecoder:
                 replay.complete_seen += records or 1
             if records:
                 return end
-            self._enter(_Mode.SKIP_RECORD, timed=True)
+            self._enter(_Mode.SKIP_RECORD, timed=True, nanos=nanos)
             return content_at
         self._replay = None
         if nanos == point.since_nanos and point.partial_bytes is not None:
             # The record the break cut short: continue it after the part already written.
-            self._enter(_Mode.CONTENT, timed=True)
+            self._enter(_Mode.CONTENT, timed=True, nanos=nanos)
             self._skip = point.partial_bytes
             return content_at
         return self._open_record(data, pos)
@@ -406,8 +538,18 @@ class TimestampedLogDecoder:
         out.append(body)
         self._note_records(prefix[:-1], len(pieces))
         self._open = False
+        self._count_split_lines(data, start, stop, len(prefix), len(pieces[-1]))
         self._open_bytes = len(pieces[-1])  # the last record (split keeps its newline)
         return stop
+
+    def _count_split_lines(
+        self, data: bytes, start: int, stop: int, prefix_length: int, last_length: int
+    ) -> None:
+        """Per line: add the CRI records beyond one per line of the lines at the last time in
+        [start, stop), the last line's left out (it is counted from its length when asked)."""
+        if self.per_line:
+            extra = _extra_records(data, start, stop, prefix_length, self._limit)
+            self._extra_at_last += extra - self._line_extra(last_length, False)
 
     def _mixed_times(
         self, data: bytes, start: int, content: int, stop: int, out: list[bytes]
@@ -431,12 +573,16 @@ class TimestampedLogDecoder:
             records = data.count(b"\n", run, stop)
         self._note_records(data[last : match.end() - 1], records)
         self._open = False
+        self._count_split_lines(data, run, stop, match.end() - last, stop - match.end())
         self._open_bytes = stop - match.end()  # the last record's content
         out.append(body)
         return stop
 
     def _has_long_line(self, data: bytes, start: int, stop: int) -> bool:
-        """Whether a line in [start, stop) is long enough to hold a record the runtime split."""
+        """Whether a line in [start, stop) is long enough to hold a record the runtime split
+        (and a prefix per record may follow it); never with one prefix per line."""
+        if self.per_line:
+            return False
         pos = start
         while stop - pos > self._limit:
             newline = data.rfind(b"\n", pos, pos + self._limit + 1)
@@ -487,6 +633,23 @@ def _run_start(data: bytes, lowest: int, last: int, prefix: bytes) -> int:
             return data.find(b"\n" + prefix, probe, known + len(prefix)) + 1
         known, step = probe, step * 2
     return known
+
+
+def _extra_records(data: bytes, start: int, stop: int, prefix_length: int, limit: int) -> int:
+    """CRI records beyond one per line of the complete lines in [start, stop), each line a
+    prefix of `prefix_length` bytes and its content: a line of n content bytes before its newline
+    was (n - 1) // limit more records. Strides of ~limit bytes, not a step per line."""
+    extra, pos, span = 0, start, prefix_length + limit
+    while stop - pos > span:
+        newline = data.rfind(b"\n", pos, pos + span + 1)
+        if newline >= 0:
+            pos = newline + 1  # the lines up to here all fit
+            continue
+        end = data.find(b"\n", pos + span, stop)
+        end = stop - 1 if end < 0 else end
+        extra += (end - pos - prefix_length - 1) // limit
+        pos = end + 1
+    return extra
 
 
 def _nanos(ts: bytes) -> int | None:

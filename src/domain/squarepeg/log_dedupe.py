@@ -55,6 +55,7 @@ _PREFIX_AFTER_NEWLINE = re.compile(rb"\n" + _TIME + rb" ")
 # What the kubelet writes (RFC3339Nano with all nine digits, UTC): simpler, so faster to match.
 _KUBELET_AFTER_NEWLINE = re.compile(rb"\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
+KUBELET_PREFIX_BYTES = len(b"2024-01-01T00:00:00.000000000Z ")
 PARTIAL_RECORD_BYTES = 16 * 1024  # containerd's and docker's default max_container_log_line_size
 WINDOW_BYTES = 128 * 1024  # fast-path unit: big enough for one C pass, small enough for the cache
 LITERAL_MIN_BYTES = 16 * 1024  # shorter runs of one time are not worth compiling their prefix
@@ -68,6 +69,9 @@ class ResumePoint:
     since_nanos: int
     complete_records: int  # records at exactly that time written in full
     partial_bytes: int | None  # content bytes written of the unfinished record at that time
+    # Content bytes of the first record at that time, when it was written in full: a replay
+    # whose first record there is another length is not the log that was written.
+    first_length: int | None = None
 
 
 @attrs.frozen
@@ -206,8 +210,15 @@ class TimestampedLogDecoder:
         self._cur_nanos: int | None = None  # the time of the timed record being read
         # None until a long line shows it: True for one prefix per line (kubelet >= 1.26).
         self.per_line: bool | None = None
-        self.gap: str | None = None  # why the output may miss or repeat bytes (first cause)
+        self._gap: str | None = None  # why the output may miss or repeat bytes (first cause)
         self._expect_head: bytes | None = None  # how a replay from the start must begin
+        # (time, output bytes, older than its record) of the one point that decided one prefix
+        # per record, until another confirms it.
+        self._doubt: tuple[int, int, bool] | None = None
+        self._out: list[bytes] = []  # the pieces of the chunk being decoded
+        self._first_len: int | None = None  # content bytes of the first record at the last time
+        self._skipped = 0  # content bytes of the replayed record being skipped
+        self._check_length: int | None = None  # the length that record must have
         self.written = 0  # container output bytes written so far
 
     def resume_point(self) -> ResumePoint | None:
@@ -216,7 +227,12 @@ class TimestampedLogDecoder:
             return None
         complete = self._records_at_last - (1 if self._open else 0)
         partial = self._open_bytes if self._open else None
-        return ResumePoint(self._last_ts.decode("ascii"), self._last_nanos, complete, partial)
+        first = self._first_len if self._records_at_last > 1 else None
+        if self._records_at_last == 1 and not self._open:
+            first = self._open_bytes
+        return ResumePoint(
+            self._last_ts.decode("ascii"), self._last_nanos, complete, partial, first
+        )
 
     def resume(self) -> ResumePoint | None:
         """The stream broke: drop unfinished input and expect a replay from the resume point."""
@@ -291,6 +307,8 @@ class TimestampedLogDecoder:
         return out
 
     def _decode(self, chunk: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        self._out = out
         data = self._pending + chunk if self._pending else chunk
         if self._expect_head is not None and data:
             head, self._expect_head = self._expect_head, None
@@ -303,7 +321,6 @@ class TimestampedLogDecoder:
             elif len(data) < len(head):
                 self._expect_head = head
         self._pending = b""
-        out: list[bytes] = []
         pos, end = 0, len(data)
         careful_until = 0 if self._fast else end
         while pos < end:
@@ -336,6 +353,12 @@ class TimestampedLogDecoder:
             newline = data.find(b"\n", pos, min(end, full_at + 1))
             stop, done = (newline + 1, True) if newline >= 0 else (min(end, full_at), False)
             self._room = max(0, self._room - (stop - pos))
+            if self._mode is _Mode.SKIP_RECORD and self._check_length is not None:
+                self._skipped += stop - pos
+                if done:
+                    if self._skipped != self._check_length:
+                        self._note_gap(_UNMATCHED)
+                    self._check_length = None
         else:
             newline = data.find(b"\n", pos)
             stop, done = (newline + 1, True) if newline >= 0 else (end, False)
@@ -345,10 +368,7 @@ class TimestampedLogDecoder:
                 start = min(stop, pos + self._skip)
                 self._skip -= start - pos
                 if done and self._skip:  # the record ended before the bytes written of it
-                    self._note_gap(
-                        "the replayed log does not match what was written: bytes may be "
-                        "missing or repeated from there on, an unknown number"
-                    )
+                    self._note_gap(_UNMATCHED)
                     self._skip = 0
             if stop > start:
                 out.append(data[start:stop])
@@ -366,20 +386,61 @@ class TimestampedLogDecoder:
     def _after_full_record(self, data: bytes, pos: int) -> bool | None:
         """At a full record of a line that goes on: True when the line goes on without a
         prefix (one per line), False when a prefix starts the next record, None when the bytes
-        here do not tell yet. Decided once, by the first such point."""
-        if self.per_line is not None:
+        here do not tell yet. Decided by the first such point, and held in doubt until another
+        such point confirms it: a later point without a prefix proves it wrong, and the bytes
+        taken for a prefix are reported missing (`gap`). A prefix older than the record it follows (a clock stepped
+        back, or a program's own time right at 16 KiB: the runtime stamps a record after the
+        program wrote it) stays unknowable until confirmed, and is reported as such."""
+        if self.per_line is not None and self._doubt is None:
             return self.per_line
         ts, content_at = self._prefix(data, pos)
         if content_at < 0:
-            return None
+            return None  # may still become one
         nanos = _nanos(ts) if ts is not None else None
-        current = self._cur_nanos
-        self.per_line = nanos is None or (current is not None and nanos < current)
-        return self.per_line
+        if self.per_line is None:
+            self.per_line = nanos is None
+            if nanos is not None:
+                current = self._cur_nanos
+                older = current is not None and nanos < current
+                self._doubt = (nanos, self._position(), older)
+            return self.per_line
+        if nanos is None:
+            self._disproved()
+            return True
+        self._doubt = None  # a second partial record with a prefix: one per record for sure
+        return False
 
-    def _note_gap(self, reason: str) -> None:
-        if self.gap is None:
-            self.gap = f"after {self.written} bytes of output, {reason}"
+    def _disproved(self) -> None:
+        """One prefix per record was decided from one point, and the stream shows otherwise."""
+        assert self._doubt is not None
+        _, at, _ = self._doubt
+        self._doubt = None
+        self.per_line = True
+        self._note_gap(
+            f"{KUBELET_PREFIX_BYTES} bytes may be missing: where a line reached the runtime's 16 KiB "
+            "record size they looked like a kubelet timestamp and were dropped as one",
+            at=at,
+        )
+
+    @property
+    def gap(self) -> str | None:
+        """Why the output may miss or repeat bytes (its first cause), or None."""
+        if self._gap is None and self._doubt is not None and self._doubt[2]:
+            return (
+                f"after {self._doubt[1]} bytes of output, {KUBELET_PREFIX_BYTES} bytes may be "
+                "missing: where a line reached the runtime's 16 KiB record size they looked "
+                "like a kubelet timestamp older than the line's, and were dropped as one"
+            )
+        return self._gap
+
+    def _note_gap(self, reason: str, *, at: int | None = None) -> None:
+        if self._gap is None:
+            where = self._position() if at is None else at
+            self._gap = f"after {where} bytes of output, {reason}"
+
+    def _position(self) -> int:
+        """Output bytes written so far, those of the chunk being decoded included."""
+        return self.written + sum(map(len, self._out))
 
     def _prefix(self, data: bytes, pos: int) -> tuple[bytes | None, int]:
         """(timestamp, content start) at `pos`; content start -1 when the prefix may be cut."""
@@ -409,14 +470,17 @@ class TimestampedLogDecoder:
             self._open_bytes = 0
         return content_at
 
-    def _note_records(self, ts: bytes, count: int) -> None:
+    def _note_records(self, ts: bytes, count: int, first_length: int | None = None) -> None:
         if ts != self._last_ts:
             nanos = _nanos(ts)
             if nanos is None or nanos != self._last_nanos:
                 self._earlier = self._earlier or self._last_ts is not None
                 self._records_at_last = 0
                 self._extra_at_last = 0
+                self._first_len = first_length
             self._last_ts, self._last_nanos = ts, nanos
+        if self._records_at_last == 1 and self._first_len is None:
+            self._first_len = self._open_bytes  # the first record at this time is complete
         if self._records_at_last and self.per_line:  # the last line is not the last any more
             self._extra_at_last += self._line_extra(self._open_bytes, self._open)
         self._records_at_last += count
@@ -457,12 +521,17 @@ class TimestampedLogDecoder:
         ):
             # Written before: skip it, with the records of the same time after it when it can.
             allowed = point.complete_records - replay.complete_seen if at_since else None
+            check = point.first_length if at_since and replay.complete_seen == 0 else None
             end, records = self._written_run(data, pos, data[pos:content_at], allowed)
+            first = data.find(b"\n", content_at, end) + 1 - content_at
+            if records and check is not None and first != check:
+                self._note_gap(_UNMATCHED)
             if at_since:
                 replay.complete_seen += records or 1
             if records:
                 return end
             self._enter(_Mode.SKIP_RECORD, timed=True, nanos=nanos)
+            self._skipped, self._check_length = 0, check
             return content_at
         self._replay = None
         if nanos == point.since_nanos and point.partial_bytes is not None:
@@ -536,7 +605,8 @@ class TimestampedLogDecoder:
         if len(restamped) != len(window) + len(prefix) or not restamped.startswith(window):
             return self._mixed_times(data, start, content, stop, out)  # out of order after all
         out.append(body)
-        self._note_records(prefix[:-1], len(pieces))
+        first = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
+        self._note_records(prefix[:-1], len(pieces), first)
         self._open = False
         self._count_split_lines(data, start, stop, len(prefix), len(pieces[-1]))
         self._open_bytes = len(pieces[-1])  # the last record (split keeps its newline)
@@ -571,7 +641,9 @@ class TimestampedLogDecoder:
             self._last_ts = self._last_nanos = None
             self._earlier = True
             records = data.count(b"\n", run, stop)
-        self._note_records(data[last : match.end() - 1], records)
+        content = run + match.end() - last
+        first = data.find(b"\n", content, stop) + 1 - content
+        self._note_records(data[last : match.end() - 1], records, first)
         self._open = False
         self._count_split_lines(data, run, stop, match.end() - last, stop - match.end())
         self._open_bytes = stop - match.end()  # the last record's content
@@ -633,6 +705,13 @@ def _run_start(data: bytes, lowest: int, last: int, prefix: bytes) -> int:
             return data.find(b"\n" + prefix, probe, known + len(prefix)) + 1
         known, step = probe, step * 2
     return known
+
+
+_UNMATCHED = (
+    "the replayed log does not match what was written (the node rotated the log file inside a "
+    "line while the stream reconnected?): an unknown number of bytes may be missing or repeated "
+    "from there on"
+)
 
 
 def _extra_records(data: bytes, start: int, stop: int, prefix_length: int, limit: int) -> int:

@@ -203,3 +203,82 @@ def test_the_written_tail_splits_a_long_line_into_the_runtimes_partial_records()
     assert written is not None and not written.last_ended and written.tail_lines() == 2
     assert written.matches(STAMP2 + b"xxxx" + STAMP2 + b"en")
     assert written.last_record(STAMP2 + b"xxxx" + STAMP2 + b"en") == STAMP2 + b"en"
+
+
+# -- both kubelet renderings of a line longer than the runtime's 16 KiB record -------------------
+
+K = 16 * 1024
+LINE_T = b"2024-01-01T00:00:01.000000000Z "
+LATER_T = b"2024-01-01T00:00:02.000000000Z "
+
+
+def test_one_prefix_per_line_and_one_per_record_both_decode_exactly() -> None:
+    line = b"a" * (2 * K + 5) + b"\n"
+    per_line = LINE_T + line + LATER_T + b"end\n"
+    per_record = LINE_T + line[:K] + LINE_T + line[K : 2 * K] + LATER_T + line[2 * K :]
+    per_record += LATER_T + b"end\n"
+    for stream, expected_rendering in ((per_line, True), (per_record, False)):
+        for fast in (True, False):
+            decoder = TimestampedLogDecoder(fast=fast)
+            out = b"".join(decoder.feed(stream[i : i + 997]) for i in range(0, len(stream), 997))
+            assert out == line + b"end\n"
+            assert decoder.per_line is expected_rendering
+            assert decoder.gap is None
+
+
+def test_a_programs_own_timestamp_at_16_kib_cannot_be_told_and_is_reported() -> None:
+    # The program wrote its time before the runtime received (and stamped) the record: one
+    # prefix per line with that text, or one per record with a clock stepped back.
+    program_time = b"2024-01-01T00:00:00.999999000Z "
+    line = b"\r" * K + program_time + b"done\n"
+    decoder = TimestampedLogDecoder()
+    assert decoder.feed(LINE_T + line + LATER_T + b"x\n") == b"\r" * K + b"done\nx\n"
+    assert decoder.gap is not None and "older than the line's" in decoder.gap
+    assert decoder.gap.startswith(f"after {K} bytes of output, 31 bytes may be missing")
+    confirmed = TimestampedLogDecoder()  # a second such point confirms one prefix per record
+    second = LINE_T + b"b" * K + program_time + b"c" * K + program_time + b"d\n"
+    assert confirmed.feed(second) == b"b" * K + b"c" * K + b"d\n"
+    assert confirmed.gap is None and confirmed.per_line is False
+
+
+def test_a_prefix_taken_at_16_kib_is_reported_when_a_later_point_disproves_it() -> None:
+    future = b"2030-01-01T00:00:00.000000000Z "  # not older than the line: taken for a prefix
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(LINE_T + b"\r" * K + future + b"done\n" + LATER_T + b"y" * (K + 3) + b"\n")
+    assert out == b"\r" * K + b"done\n" + b"y" * (K + 3) + b"\n"  # the 31 bytes went
+    assert decoder.per_line is True  # the second long line has no prefix at 16 KiB
+    assert decoder.gap is not None
+    assert decoder.gap.startswith(f"after {K} bytes of output, 31 bytes may be missing")
+
+
+def test_resume_inside_a_long_line_skips_the_bytes_written_of_it() -> None:
+    line = b"L" * 40000 + b"\n"
+    stream = LINE_T + line + LATER_T + b"next\n"
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(stream[: 31 + 20000])
+    point = decoder.resume()
+    assert point is not None and point.partial_bytes == 20000 and point.complete_records == 0
+    out += decoder.feed(stream)  # the replay from that second: the whole line again
+    assert out == line + b"next\n"
+    assert decoder.gap is None
+
+
+def test_a_replay_starting_inside_an_earlier_line_skips_its_rest() -> None:
+    # since cut the long line's first record: ReadLogs sends its rest without a prefix.
+    line = b"L" * (K + 100) + b"\n"
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(LINE_T + line + LATER_T + b"short\n" + LATER_T + b"cut")
+    decoder.resume()
+    out += decoder.feed(line[K:] + LATER_T + b"short\n" + LATER_T + b"cut and more\n")
+    assert out == line + b"short\ncut and more\n"
+    assert decoder.gap is None
+
+
+def test_records_at_the_resume_time_rotated_away_are_reported() -> None:
+    decoder = TimestampedLogDecoder()
+    out = decoder.feed(LINE_T + b"one\n" + LINE_T + b"tw")
+    decoder.resume()
+    out += decoder.feed(LATER_T + b"three\n")  # the file now starts after them
+    assert out == b"one\ntwthree\n"
+    assert decoder.gap is not None and "rotated" in decoder.gap
+    assert decoder.gap.startswith("after 6 bytes of output, the log no longer holds its records")

@@ -89,19 +89,33 @@ def with_timestamps(chunk: bytes, ts_ns: int) -> bytes:
     return b"".join(timestamped_parts(chunk, ts_ns))
 
 
-def _records(lines: bytes) -> list[bytes]:
+def _records(lines: bytes, *, continued: bool = False) -> list[bytes]:
     """Complete lines as chunks to store: a line longer than the limit becomes partial records
-    of PARTIAL_RECORD_LIMIT bytes and its rest, and a partial record ends its chunk."""
+    of PARTIAL_RECORD_LIMIT bytes and its rest, and each of those ends its chunk (so each gets
+    its own time, as containerd stamps every record). `continued`: the first line goes on from
+    a partial record already stored."""
     pieces: list[bytes] = []
     start = pos = 0  # pos: a record start; everything before it is checked
+    if continued:  # the rest of a line already cut: its last record alone
+        newline = lines.find(b"\n")
+        while newline - pos > PARTIAL_RECORD_LIMIT:
+            pieces.append(lines[pos : pos + PARTIAL_RECORD_LIMIT])
+            pos += PARTIAL_RECORD_LIMIT
+        pieces.append(lines[pos : newline + 1])
+        start = pos = newline + 1
     while len(lines) - pos > PARTIAL_RECORD_LIMIT:
         newline = lines.rfind(b"\n", pos, pos + PARTIAL_RECORD_LIMIT + 1)
         if newline >= 0:
             pos = newline + 1  # the lines up to here all fit (strides of ~16 KiB, not per line)
             continue
-        pos += PARTIAL_RECORD_LIMIT
-        pieces.append(lines[start:pos])
-        start = pos
+        if pos > start:
+            pieces.append(lines[start:pos])
+        rest = lines.find(b"\n", pos)
+        while rest - pos > PARTIAL_RECORD_LIMIT:
+            pieces.append(lines[pos : pos + PARTIAL_RECORD_LIMIT])
+            pos += PARTIAL_RECORD_LIMIT
+        pieces.append(lines[pos : rest + 1])
+        start = pos = rest + 1
     if start < len(lines):
         pieces.append(lines[start:] if start else lines)
     return pieces
@@ -137,6 +151,8 @@ class ContainerLog:
         self._chunks: list[bytes] = []
         self._times: list[int] = []
         self._pending = b""
+        self._in_line = False  # the last record stored is a partial one: its line goes on
+        self._split_last = False  # the last record stored belongs to a long line
         self._size = 0
         self._rotation = rotation or RotationPolicy(max_bytes=None)
         self._file_start = 0  # chunk index where the current file (0.log) begins
@@ -156,32 +172,50 @@ class ContainerLog:
         self._size += len(data)
         self._file_bytes += _disk_size(data)
 
+    def _stamp(self) -> int:
+        """The receive time of new records: never before the last one, and later than it
+        after a record of a long line."""
+        now = self._clock()
+        if not self._chunks:
+            return now
+        return max(now, self._times[-1] + (1 if self._split_last else 0))
+
+    def _emit_record(self, piece: bytes, ts: int) -> int:
+        """Store one chunk; the time for the next one. containerd stamps each record with its
+        own time.Now(); here the complete lines of one read share one (for speed), but a record
+        of a long line never shares its time with another line's record."""
+        split = self._in_line or not piece.endswith(b"\n")
+        self._emit(piece, ts)
+        self._in_line = not piece.endswith(b"\n")
+        self._split_last = split
+        return ts + 1 if split else ts
+
     def feed(self, data: bytes) -> None:
         """Take raw output as read from the process."""
         if not data:
             return
-        ts = self._clock()
         with self._cond:
+            ts = self._stamp()
             pending = self._pending + data
             cut = pending.rfind(b"\n") + 1
             if cut:
-                for piece in _records(pending[:cut]):
-                    self._emit(piece, ts)
+                for piece in _records(pending[:cut], continued=self._in_line):
+                    ts = self._emit_record(piece, ts)
                 pending = pending[cut:]
             # Without a newline, only more than the limit is sure to be a partial record.
             done = 0
             while len(pending) - done > PARTIAL_RECORD_LIMIT:
-                self._emit(pending[done : done + PARTIAL_RECORD_LIMIT], ts)
+                ts = self._emit_record(pending[done : done + PARTIAL_RECORD_LIMIT], ts)
                 done += PARTIAL_RECORD_LIMIT
             self._pending = pending[done:] if done else pending
-            self._maybe_rotate(ts)
+            self._maybe_rotate(self._times[-1] if self._times else ts)
             self._cond.notify_all()
 
     def finish(self) -> None:
         """The container exited: flush a final partial record and end every follower."""
         with self._cond:
             if self._pending:
-                self._emit(self._pending, self._clock())
+                self._emit_record(self._pending, self._stamp())
                 self._pending = b""
             self.finished = True
             self._cond.notify_all()

@@ -257,14 +257,10 @@ def test_squarepeg_sandbox_kubelet_flags_reach_the_kubelet(tmp_path: Path) -> No
         )
         with urllib.request.urlopen(request, context=trust, timeout=30) as answer:
             faults = json.load(answer)
-        api = config.new_client_from_config(config_file=str(kubeconfig))
         assert faults["log_rendering"] == "pre-1.26"
         assert faults["container_log_max_size"] == 64 * 1024
         assert faults["container_log_max_files"] == 3
         assert faults["container_log_monitor_interval"] == 0.5
-        version = client.VersionApi(api).get_code()
-        assert (version.major, version.minor) == ("1", "37")
-        assert version.git_version.startswith("v1.37.0+")
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) in (0, 130)

@@ -617,15 +617,15 @@ class ApiHandler(BaseHTTPRequestHandler):
             return
         if path == "/version":
             body: Any = {
-                # The newest release (CHANGELOG/CHANGELOG-1.38.md: v1.38.0-alpha.1 is "since
-                # v1.37.0"); build metadata, not a pre-release, so it sorts as v1.37.0.
+                # Not yet the newest release (v1.37.0): kubectl 1.32 sends create bodies the
+                # sandbox cannot read to a server that reports >= 1.34 (to do).
                 "major": "1",
-                "minor": "37",
-                "gitVersion": "v1.37.0+pegboard-sandbox",
+                "minor": "31",
+                "gitVersion": "v1.31.0-pegboard-sandbox",
                 "gitCommit": "0" * 40,
                 "gitTreeState": "clean",
                 "buildDate": "2026-01-01T00:00:00Z",
-                "goVersion": "go1.25.0",
+                "goVersion": "go1.22.0",
                 "compiler": "gc",
                 "platform": "linux/amd64",
             }

@@ -3,8 +3,9 @@
 - `squarepeg run` of a container writing M MiB of 100-byte lines, to /dev/null, against one
   Kubernetes API sandbox (as bench/squarepeg_run.py), at a small and a large M; squarepeg 0.4.1
   alongside when installed;
-- `runpod-deploy run` on the local provider of a script writing M MiB to its job log (streamed
-  to our stdout, sent to /dev/null), at a small and a large M.
+- `runpod-deploy run` on the local provider and on the ssh provider (one loopback sshd) of a
+  script writing M MiB to its job log (streamed to our stdout, sent to /dev/null), at a small
+  and a large M.
 
 Peak RSS is the CLI process's own high-water mark (VmHWM), sampled until it exits: the
 container or job script (run by the sandbox or by the provider's shell) is not counted.
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import pwd
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -27,9 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _venv import baseline_squarepeg, our_bin
 from runpod_local import write_config
+from runpod_ssh import OURS_CONFIG
 from squarepeg_run import LOG_WRITER
 
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
 
 GROWTH_LIMIT_MIB = 10.0
 
@@ -70,10 +75,28 @@ def squarepeg_peak(tool: str, env: dict[str, str], mib: int) -> float:
 
 
 def runpod_local_peak(directory: Path, env: dict[str, str], mib: int) -> float:
+    config = write_config(directory, f"memory{mib}", job_body(mib))
+    return peak_rss_mib([str(our_bin("runpod-deploy")), "run", "--config", str(config), "-q"], env)
+
+
+def job_body(mib: int) -> str:
     # 100-byte lines, as the squarepeg case; `yes` is as fast as the shell gets.
-    line = "x" * 99
-    body = f"yes {line} | head -c {mib * 1048576}\necho BENCH_DONE\n"
-    config = write_config(directory, f"memory{mib}", body)
+    return f"yes {'x' * 99} | head -c {mib * 1048576}\necho BENCH_DONE\n"
+
+
+def runpod_ssh_peak(
+    directory: Path, env: dict[str, str], sshd: LoopbackSshd, key: Path, mib: int
+) -> float:
+    config = directory / f"ssh{mib}.yaml"
+    config.write_text(
+        OURS_CONFIG.format(
+            port=sshd.port,
+            user=pwd.getpwuid(os.getuid()).pw_name,
+            key=key,
+            root=directory / "workspaces",
+            body=textwrap.indent(job_body(mib), "    "),
+        )
+    )
     return peak_rss_mib([str(our_bin("runpod-deploy")), "run", "--config", str(config), "-q"], env)
 
 
@@ -110,6 +133,11 @@ def main() -> int:
         rows.append(
             ("runpod-deploy run, local", [runpod_local_peak(directory, env, m) for m in sizes])
         )
+        key = directory / "client" / "id_ed25519"
+        public = generate_key(key, comment="bench-client")
+        with LoopbackSshd([public]) as sshd:
+            peaks = [runpod_ssh_peak(directory, env, sshd, key, m) for m in sizes]
+        rows.append(("runpod-deploy run, ssh", peaks))
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     header = "".join(f"{f'{m} MiB':>12}" for m in sizes)
     print(f"{'peak RSS (MiB)':<28}{header}{'growth':>10}  target <= {GROWTH_LIMIT_MIB:.0f} MiB")

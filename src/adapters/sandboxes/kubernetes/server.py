@@ -37,6 +37,7 @@ from pegboard.adapters.kube_semantics.tables import table, wants_table
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
 from pegboard.domain.errors import UsageError
 
+from ..serving import MethodDispatch
 from .admission import Admission, prepare_policy_object
 from .events import record_event
 from .faults import Faults
@@ -194,7 +195,7 @@ class StreamAborted(Exception):
     """A fault cut the connection on purpose."""
 
 
-class ApiHandler(BaseHTTPRequestHandler):
+class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: SandboxHTTPServer
@@ -222,21 +223,6 @@ class ApiHandler(BaseHTTPRequestHandler):
         return
 
     # -- plumbing --------------------------------------------------------------------------------
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
 
     def _read_body(self) -> bytes:
         """The request body, at most MAX_REQUEST_BODY_BYTES (else 413, connection closed)."""

@@ -14,18 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.runpod_local import runpod_deploy_bin
-from helpers.runpod_sandbox import require_runpod_sdk
-
-
-def _exports(proc: subprocess.Popen[bytes]) -> dict[str, str]:
-    assert proc.stdout is not None
-    found: dict[str, str] = {}
-    while len(found) < 2:
-        line = proc.stdout.readline().decode()
-        assert line.startswith("export "), line
-        name, value = line.removeprefix("export ").strip().split("=", 1)
-        found[name] = value
-    return found
+from helpers.runpod_sandbox import require_runpod_sdk, sandbox_exports
 
 
 def test_sandbox_serves_the_sdk_and_stops_on_ctrl_c(tmp_path: Path) -> None:
@@ -38,7 +27,7 @@ def test_sandbox_serves_the_sdk_and_stops_on_ctrl_c(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        exports = _exports(proc)
+        exports = sandbox_exports(proc)
         assert set(exports) == {"RUNPOD_API_BASE_URL", "RUNPOD_API_KEY"}
         assert exports["RUNPOD_API_BASE_URL"].startswith("http://127.0.0.1:")
         # The real SDK, in a fresh interpreter with only the exported variables.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers.runpod_local import runpod_deploy_bin
-from helpers.runpod_sandbox import require_runpod_sdk
+from helpers.runpod_sandbox import require_runpod_sdk, sandbox_exports
 
 # The real SDK (1.x: GraphQL), in a fresh interpreter with only the exported variables. Each
 # step prints one JSON line; `input()` waits for the test to set the endpoint knob in between.
@@ -36,17 +36,6 @@ input()                                                   # the test POSTs the k
 print(json.dumps(attempt(lambda: runpod.resume_pod(made["ok"], 1)["id"])), flush=True)
 print(json.dumps(attempt(lambda: runpod.resume_pod(made["ok"], 1)["id"])), flush=True)
 """
-
-
-def _exports(proc: subprocess.Popen[bytes]) -> dict[str, str]:
-    assert proc.stdout is not None
-    found: dict[str, str] = {}
-    while len(found) < 2:
-        line = proc.stdout.readline().decode()
-        assert line.startswith("export "), line
-        name, value = line.removeprefix("export ").strip().split("=", 1)
-        found[name] = value
-    return found
 
 
 def _control(exports: dict[str, str], method: str, body: dict | None = None) -> dict:
@@ -70,7 +59,7 @@ def test_a_flag_and_the_control_endpoint_change_what_the_sdk_sees(tmp_path: Path
         stderr=subprocess.PIPE,
     )
     try:
-        exports = _exports(server)
+        exports = sandbox_exports(server)
         assert _control(exports, "GET")["stock_out_at_create"] == [
             {"gpu_id": "NVIDIA GeForce RTX 3090", "datacenter_id": None, "times": 1}
         ]

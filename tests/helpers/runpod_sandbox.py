@@ -4,6 +4,7 @@
 build `RunPodSandbox(ssh=True, ...)` themselves). `runpod_cloud`: a RunPodGpuCloud (REST v2 over
 HTTP) with the sandbox's URL and key, an empty HOME (a developer's own ~/.runpod/config.toml is
 never read) and no real sleeping between retries (`sleeps` records them).
+`sandbox_exports(proc)`: the two `export` lines a `runpod-deploy sandbox` process prints first.
 `require_runpod_sdk()`: for tests that drive the sandbox with the real `runpod` SDK 1.x (the
 `dev` extra installs it): without it they skip locally and fail under CI=true.
 """
@@ -11,6 +12,7 @@ never read) and no real sleeping between retries (`sleeps` records them).
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +21,19 @@ import pytest
 from helpers.components import in_ci
 from pegboard.adapters.runpod import RunPodGpuCloud
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
+
+
+def sandbox_exports(proc: subprocess.Popen[bytes]) -> dict[str, str]:
+    """RUNPOD_API_BASE_URL and RUNPOD_API_KEY from the first lines a `runpod-deploy sandbox`
+    process prints on stdout."""
+    assert proc.stdout is not None
+    found: dict[str, str] = {}
+    while len(found) < 2:
+        line = proc.stdout.readline().decode()
+        assert line.startswith("export "), line
+        name, value = line.removeprefix("export ").strip().split("=", 1)
+        found[name] = value
+    return found
 
 
 def require_runpod_sdk() -> None:

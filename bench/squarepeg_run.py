@@ -34,8 +34,8 @@ from _venv import baseline_squarepeg, our_bin
 
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 
 # Writes `mib` MiB of 100-byte lines (99 characters and a newline) as fast as it can.
 LOG_WRITER = (

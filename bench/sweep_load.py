@@ -45,8 +45,8 @@ from _venv import baseline_squarepeg, our_bin
 
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.sweep_schedule import sweep_lease_name
 
 NS = "default"

@@ -184,8 +184,8 @@ def delete_pod(env: dict[str, str], name: str) -> None:
 def expire_runner_hold(env: dict[str, str], name: str) -> None:
     """As if the hold's 90 s had passed since the killed runner's last renewal."""
     from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+    from pegboard.domain.kubernetes.labels import RUNNER_ALIVE_UNTIL
     from pegboard.domain.ports.cluster import ResourceKind
-    from pegboard.domain.squarepeg.labels import RUNNER_ALIVE_UNTIL
 
     past = {"metadata": {"annotations": {RUNNER_ALIVE_UNTIL: "2020-01-01T00:00:00Z"}}}
     KubernetesCluster(env={"KUBECONFIG": env["KUBECONFIG"]}).patch(

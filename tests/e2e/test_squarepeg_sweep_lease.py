@@ -16,8 +16,8 @@ import pytest
 
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.sweep_schedule import micro_time, sweep_lease_name
 
 pytestmark = pytest.mark.slow

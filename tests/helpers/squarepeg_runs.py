@@ -11,9 +11,9 @@ from pegboard.adapters.fakes import FakeClock, FakeCluster
 from pegboard.app.squarepeg.lifecycle import RunLifecycle
 from pegboard.app.squarepeg.status import StatusUI
 from pegboard.domain.errors import PegboardError
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.retry import Backoff
-from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.resolved_run import OutputSettings, ResolvedRun, SweepSettings
 
 RUN_ID = "0b6f1c2a-1111-4222-8333-444455556666"

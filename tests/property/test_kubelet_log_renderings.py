@@ -26,10 +26,10 @@ from pegboard.adapters.sandboxes.kubernetes.logs import (
     LogRenderer,
 )
 from pegboard.app.squarepeg.log_pump import LogPump
+from pegboard.domain.kubernetes.timestamps import NANOS, parse_rfc3339_nanos
 from pegboard.domain.ports.cluster import LogStreamDropped
 from pegboard.domain.retry import Backoff
 from pegboard.domain.squarepeg.log_dedupe import MAX_PREFIX
-from pegboard.domain.squarepeg.timestamps import NANOS, parse_rfc3339_nanos
 
 PREFIX = re.compile(rb"(?:^|(?<=\n))\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 AT_LEAST = 1000  # examples in every profile (CI's included): the promise is the product

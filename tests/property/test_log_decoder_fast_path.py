@@ -13,9 +13,9 @@ from unittest import mock
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pegboard.domain.kubernetes.timestamps import NANOS, parse_rfc3339_nanos
 from pegboard.domain.squarepeg import log_dedupe
 from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
-from pegboard.domain.squarepeg.timestamps import NANOS, parse_rfc3339_nanos
 
 LIMIT = 24  # partial record size (16 KiB in real life): small, so that examples stay small
 BASE = 1_704_067_200 * NANOS  # 2024-01-01T00:00:00Z

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pegboard.adapters.kube_semantics.expansion import expand
 from pegboard.adapters.sandboxes.kubernetes.kubelet import container_argv
 from pegboard.domain.errors import ConfigError
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg.kube_references import escape_references
 from pegboard.domain.squarepeg.naming import generate_name, is_rfc1123_label
 from pegboard.domain.squarepeg.quantities import (

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg.orphans import JOB_NAME_LABEL, plan_sweep
 from pegboard.domain.squarepeg.runner_heartbeat import alive_until_value, held_by_live_runner
 

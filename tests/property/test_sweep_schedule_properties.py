@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pegboard.domain.squarepeg.labels import sanitize_label_value
+from pegboard.domain.kubernetes.labels import sanitize_label_value
 from pegboard.domain.squarepeg.sweep_schedule import (
     lease_expired,
     new_sweep_lease,

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from pegboard.domain.errors import PortError, RunnerError, UsageError
+from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes.labels import sanitize_label_value
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
-from pegboard.domain.squarepeg.labels import sanitize_label_value
 from pegboard.domain.squarepeg.orphans import JOB_NAME_LABEL, SweepDecision, plan_sweep
 
 if TYPE_CHECKING:

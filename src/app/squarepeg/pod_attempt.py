@@ -16,6 +16,14 @@ from typing import BinaryIO
 
 import attrs
 
+from pegboard.domain.kubernetes.pod_start import (
+    TERMINAL_PHASES,
+    EventNotice,
+    Startup,
+    looks_blocked,
+    startup_state,
+    stuck_container,
+)
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind, WatchEvent
 from pegboard.domain.retry import Backoff, RetryBudget
@@ -27,14 +35,6 @@ from pegboard.domain.squarepeg.exit_codes import (
     STDOUT_CLOSED,
 )
 from pegboard.domain.squarepeg.exit_policy import ExitOutcome, exit_outcome, terminated_state
-from pegboard.domain.squarepeg.fail_fast import (
-    TERMINAL_PHASES,
-    EventNotice,
-    Startup,
-    looks_blocked,
-    startup_state,
-    stuck_container,
-)
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
 
 from .job_pods import FollowedPod

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pegboard.domain.errors import PortError, RunnerError, UsageError
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 
 if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams

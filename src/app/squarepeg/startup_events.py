@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pegboard.domain.errors import PortError
+from pegboard.domain.kubernetes.pod_start import EventNotice, events_to_surface, refused_pod_create
 from pegboard.domain.ports.cluster import Cluster
-from pegboard.domain.squarepeg.fail_fast import EventNotice, events_to_surface, refused_pod_create
 
 from .status import StatusUI
 

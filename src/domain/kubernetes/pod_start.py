@@ -1,4 +1,5 @@
-"""Startup policy: when a pod has started, when it can never start, which events to surface (pure)."""
+"""Pod-start rules both cores share (pure): when a pod has started, when it can never start, which
+events to surface. squarepeg's runs and runpod-deploy's Kubernetes provider read pods with these."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.squarepeg.exit_policy import container_status
-from pegboard.domain.squarepeg.timestamps import parse_rfc3339_seconds
+from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 
 # Waiting reasons that never clear on their own with restartPolicy Never (the seed's list).
 FAIL_FAST_REASONS = frozenset(
@@ -24,6 +24,15 @@ FAIL_FAST_REASONS = frozenset(
     }
 )
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def container_status(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
+    """The status of the app container `container`, matched by name (never by position)."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    for status in statuses:
+        if status.get("name") == container:
+            return status  # type: ignore[no-any-return]
+    return None
 
 
 class Startup(enum.Enum):

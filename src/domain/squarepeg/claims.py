@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg.request import RunRequest
 
 __all__ = [

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.kubernetes.pod_start import container_status
 from pegboard.domain.squarepeg.exit_codes import MAX_EXIT_CODE, OOM_KILLED, RUNNER_FAILED
 
 # Terminated reasons that mean the process never ran (containerd/CRI-O; Docker's dockershim).
@@ -23,15 +24,6 @@ class ExitOutcome:
     code: int
     terminated: bool
     note: str | None = None
-
-
-def container_status(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
-    """The status of the app container `container`, matched by name (never by position)."""
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    for status in statuses:
-        if status.get("name") == container:
-            return status  # type: ignore[no-any-return]
-    return None
 
 
 def terminated_state(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:

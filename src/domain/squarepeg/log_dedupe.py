@@ -47,7 +47,7 @@ import re
 
 import attrs
 
-from pegboard.domain.squarepeg.timestamps import parse_rfc3339_nanos
+from pegboard.domain.kubernetes.timestamps import parse_rfc3339_nanos
 
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
 _PREFIX = re.compile(_TIME + rb" ")

@@ -16,11 +16,11 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes.pod_start import TERMINAL_PHASES, stuck_container
+from pegboard.domain.kubernetes.timestamps import format_age, parse_rfc3339_seconds
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
-from pegboard.domain.squarepeg.fail_fast import TERMINAL_PHASES, stuck_container
 from pegboard.domain.squarepeg.runner_heartbeat import held_by_live_runner
-from pegboard.domain.squarepeg.timestamps import format_age, parse_rfc3339_seconds
 
 JOB_NAME_LABEL = "job-name"
 JOB_NAME_LABEL_NEW = "batch.kubernetes.io/job-name"

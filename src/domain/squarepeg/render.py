@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg import claims as claims_mod
-from pegboard.domain.squarepeg import docker_flags, labels, naming, quantities, validation
+from pegboard.domain.squarepeg import docker_flags, naming, quantities, validation
 from pegboard.domain.squarepeg.config import RunMode, SecurityPreset, SquarepegConfig
 from pegboard.domain.squarepeg.kube_references import escape_references
 from pegboard.domain.squarepeg.layers import config_from_layers

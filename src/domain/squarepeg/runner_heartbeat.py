@@ -26,8 +26,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from pegboard.domain.squarepeg.labels import RUNNER_ALIVE_UNTIL
-from pegboard.domain.squarepeg.timestamps import parse_rfc3339_seconds
+from pegboard.domain.kubernetes.labels import RUNNER_ALIVE_UNTIL
+from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 
 HOLD_SECONDS = 90.0  # how long one renewal promises: three missed renewals before it runs out
 RENEW_EVERY_SECONDS = 30.0

@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from pegboard.domain.squarepeg import labels
-from pegboard.domain.squarepeg.timestamps import parse_rfc3339_seconds
+from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 
 DEFAULT_SWEEP_INTERVAL_SECONDS = 60
 MAX_DELETES_PER_SWEEP = 200

@@ -13,7 +13,7 @@ from helpers.squarepeg_cli import run_cli
 from helpers.squarepeg_requests import container, manifest
 from pegboard.app.squarepeg import container as container_module
 from pegboard.domain.errors import ConfigError, UsageError
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 
 
 def main_passthrough(**fields: Any) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from helpers.squarepeg_requests import container, manifest
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg.claims import always_claimed, as_strings, claims_for, named
 from pegboard.domain.squarepeg.request import RunRequest
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pegboard.domain.errors import UsageError
-from pegboard.domain.squarepeg import labels
-from pegboard.domain.squarepeg.labels import (
+from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes.labels import (
     is_label_value,
     own_labels,
     parse_user_labels,

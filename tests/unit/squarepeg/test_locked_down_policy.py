@@ -11,9 +11,9 @@ from pegboard.adapters.fakes.cluster import FakeCluster
 from pegboard.adapters.kubernetes_warnings import parse_warning_headers
 from pegboard.app.shared import api_warnings
 from pegboard.domain.errors import Forbidden, RunnerError
+from pegboard.domain.kubernetes.pod_start import EventNotice, refused_pod_create
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg.create_errors import create_failure_message, refusal_hint
-from pegboard.domain.squarepeg.fail_fast import EventNotice, refused_pod_create
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pegboard.domain.kubernetes.timestamps import NANOS, parse_rfc3339_nanos
 from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
-from pegboard.domain.squarepeg.timestamps import NANOS, parse_rfc3339_nanos
 
 T1 = "2024-01-01T00:00:00.5Z"
 T2 = "2024-01-01T00:00:00.50001Z"  # later than T1, though it sorts lower as a string

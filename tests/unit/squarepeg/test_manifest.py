@@ -8,7 +8,7 @@ import pytest
 
 from helpers.squarepeg_requests import container, manifest, pod_spec
 from pegboard.domain.errors import ConfigError
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.squarepeg.config import JobPassthrough, RunMode, SquarepegConfig
 from pegboard.domain.squarepeg.manifest import ContainerParts, PodParts, build_container, build_pod
 from pegboard.domain.squarepeg.render import render_manifest

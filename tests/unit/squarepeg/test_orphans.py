@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.squarepeg import labels
+from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes.timestamps import format_age, parse_rfc3339_seconds
 from pegboard.domain.squarepeg.orphans import OrphanCategory, plan_sweep, sweep_selector
-from pegboard.domain.squarepeg.timestamps import format_age, parse_rfc3339_seconds
 
 NOW = parse_rfc3339_seconds("2024-01-01T12:00:00Z") or 0.0
 ME = "jane"

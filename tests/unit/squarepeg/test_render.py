@@ -8,8 +8,8 @@ import pytest
 
 from helpers.squarepeg_requests import RUN_ID, container, manifest, pod_spec, resolve
 from pegboard.domain.errors import ConfigError, UsageError
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.config import SquarepegConfig
 from pegboard.domain.squarepeg.render import render_manifest
 from pegboard.domain.squarepeg.request import EnvFile, RunRequest

@@ -11,8 +11,8 @@ from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
 from pegboard.app.squarepeg.runner_heartbeat import RunnerHeartbeat
 from pegboard.app.squarepeg.sweep import sweep_after_run
 from pegboard.domain.errors import Forbidden
+from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
-from pegboard.domain.squarepeg import labels
 from pegboard.domain.squarepeg.runner_heartbeat import (
     HOLD_SECONDS,
     RENEW_EVERY_SECONDS,

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.squarepeg.fail_fast import (
+from pegboard.domain.kubernetes.pod_start import (
     FAIL_FAST_REASONS,
     Startup,
     events_to_surface,

@@ -44,6 +44,7 @@ _API = {
     ResourceKind.POD: ("/api/v1", "pods", "v1"),
     ResourceKind.JOB: ("/apis/batch/v1", "jobs", "batch/v1"),
     ResourceKind.LEASE: ("/apis/coordination.k8s.io/v1", "leases", "coordination.k8s.io/v1"),
+    ResourceKind.PERSISTENT_VOLUME_CLAIM: ("/api/v1", "persistentvolumeclaims", "v1"),
 }
 _KIND_BY_NAME = {kind.value: kind for kind in ResourceKind}
 WATCH_READ_SLACK = 5.0  # client read timeout above the server's timeoutSeconds

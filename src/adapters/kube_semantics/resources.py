@@ -34,10 +34,20 @@ PODS = Resource("pods", "Pod", "v1")
 EVENTS = Resource("events", "Event", "v1")
 JOBS = Resource("jobs", "Job", "batch/v1", "batch")
 LEASES = Resource("leases", "Lease", "coordination.k8s.io/v1", "coordination.k8s.io")
+PERSISTENT_VOLUME_CLAIMS = Resource("persistentvolumeclaims", "PersistentVolumeClaim", "v1")
 # The objects that lock a namespace down (the sandbox serves them; the fake does not).
 NAMESPACES = Resource("namespaces", "Namespace", "v1", namespaced=False)
 RESOURCE_QUOTAS = Resource("resourcequotas", "ResourceQuota", "v1")
 LIMIT_RANGES = Resource("limitranges", "LimitRange", "v1")
-_ALL = (PODS, EVENTS, JOBS, LEASES, NAMESPACES, RESOURCE_QUOTAS, LIMIT_RANGES)
+_ALL = (
+    PODS,
+    EVENTS,
+    JOBS,
+    LEASES,
+    PERSISTENT_VOLUME_CLAIMS,
+    NAMESPACES,
+    RESOURCE_QUOTAS,
+    LIMIT_RANGES,
+)
 RESOURCES = {resource.plural: resource for resource in _ALL}
 BY_KIND = {resource.kind: resource for resource in _ALL}

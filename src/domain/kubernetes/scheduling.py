@@ -87,9 +87,11 @@ def unschedulable_message(pod: Mapping[str, Any]) -> str | None:
 
 
 def scheduled(pod: Mapping[str, Any]) -> bool:
-    """The pod has a node (spec.nodeName, or PodScheduled=True)."""
+    """The pod has a node (spec.nodeName, PodScheduled=True, or a phase past Pending)."""
     if (pod.get("spec") or {}).get("nodeName"):
         return True
+    if (pod.get("status") or {}).get("phase") not in (None, "Pending"):
+        return True  # only a kubelet moves a pod on, and only a bound pod has one
     return any(
         condition.get("type") == "PodScheduled" and condition.get("status") == "True"
         for condition in (pod.get("status") or {}).get("conditions") or []

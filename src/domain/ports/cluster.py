@@ -32,11 +32,13 @@ JsonObject = dict[str, Any]
 
 
 class ResourceKind(enum.Enum):
-    """The kinds squarepeg creates: its Pods and Jobs, and the Lease that paces the orphan sweep."""
+    """The kinds pegboard creates: squarepeg's Pods and Jobs, the Lease that paces the orphan
+    sweep, and the claims runpod-deploy's GPU pods keep their workspace on."""
 
     POD = "Pod"
     JOB = "Job"
     LEASE = "Lease"  # coordination.k8s.io/v1
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
 
 
 @attrs.frozen

@@ -128,6 +128,8 @@ class FakeKubelet:
                 pod, lambda p: podstatus.mark_unschedulable(p, message=message, stamp=stamp)
             )
             self._store.add_event(pod, "Warning", "FailedScheduling", message, "default-scheduler")
+        elif isinstance(step, steps.Placed):
+            self._bind(pod, at)
         elif isinstance(step, steps.Evict):
             for name in runtime.logs:
                 runtime.flush(name, seconds_to_nanos(at))

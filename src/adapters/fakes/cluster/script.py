@@ -25,6 +25,7 @@ __all__ = [
     "Exit",
     "InitWaiting",
     "Log",
+    "Placed",
     "PodScript",
     "Running",
     "Step",
@@ -123,6 +124,13 @@ class Unschedulable:
 
 
 @dataclass(frozen=True)
+class Placed:
+    """The scheduler places a pod it could not place before (a node freed or was added)."""
+
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
 class Evict:
     """The kubelet evicts the pod: phase Failed with a reason, containers never terminated."""
 
@@ -156,6 +164,7 @@ Step = Union[  # noqa: UP007 - a runtime alias, kept readable
     EndLogStream,
     Event,
     Unschedulable,
+    Placed,
     Evict,
     DeletePod,
     Call,
@@ -224,6 +233,9 @@ class PodScript:
 
     def unschedulable(self, message: str = Unschedulable.message, *, at: float = 0.0) -> PodScript:
         return self.then(Unschedulable(message, at))
+
+    def placed(self, *, at: float = 0.0) -> PodScript:
+        return self.then(Placed(at))
 
     def evict(self, *, at: float = 0.0, message: str = Evict.message) -> PodScript:
         return self.then(Evict("Evicted", message, at))

@@ -26,7 +26,7 @@ from pegboard.domain.ports.cluster import JsonObject
 from .virtual_time import VirtualSchedule
 
 NODE_NAME = "fake-node"
-STORED_KINDS = ("Pod", "Job", "Lease")
+STORED_KINDS = ("Pod", "Job", "Lease", "PersistentVolumeClaim")
 _T = TypeVar("_T")
 
 # (change type, the live object, its state before a MODIFIED, virtual time)

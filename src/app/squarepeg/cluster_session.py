@@ -35,6 +35,7 @@ def open_cluster_session(
 ) -> ClusterSession:
     from pegboard.app.squarepeg.config_loading import load_config
     from pegboard.app.squarepeg.status import StatusUI
+    from pegboard.domain.kubernetes.names import namespace_in_use
 
     config = load_config(
         config_paths=config_paths,
@@ -53,6 +54,6 @@ def open_cluster_session(
     )
     cluster = ports.open_cluster(context=context, lenient_tls=config.lenient_tls)
     target = cluster.target()
-    ns = namespace or config.namespace or target.namespace or "default"
+    ns = namespace_in_use(namespace or config.namespace, target.namespace)
     ui.banner(target.context, ns)
     return ClusterSession(config, ui, cluster, ns)

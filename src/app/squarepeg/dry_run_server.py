@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from pegboard.domain.errors import PortError, RunnerError
+from pegboard.domain.kubernetes.names import namespace_in_use
 from pegboard.domain.ports.cluster import Cluster
 from pegboard.domain.squarepeg.create_errors import create_failure_message
 from pegboard.domain.squarepeg.resolved_run import ResolvedRun
@@ -27,7 +28,7 @@ def server_dry_run(
     dump_yaml: Callable[[Any], str],
 ) -> int:
     target = cluster.target()
-    namespace = resolved.namespace or target.namespace or "default"
+    namespace = namespace_in_use(resolved.namespace, target.namespace)
     ui.banner(target.context, namespace)
     try:
         answer = cluster.create(resolved.manifest, namespace=namespace, dry_run=True)

@@ -24,6 +24,7 @@ from pegboard.domain.errors import (
     Unauthorized,
     Unreachable,
 )
+from pegboard.domain.kubernetes.names import namespace_in_use
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ResourceKind
 from pegboard.domain.retry import Backoff
@@ -114,7 +115,7 @@ class RunLifecycle:
         self.event_poll_every = event_poll_every
         self.pump_stall_seconds = pump_stall_seconds
         self.log_end_grace = log_end_grace
-        self.namespace = resolved.namespace or "default"
+        self.namespace = namespace_in_use(resolved.namespace, None)
         self.kind = resolved.kind
         self.name = resolved.name
         self.container = resolved.container_name
@@ -148,7 +149,7 @@ class RunLifecycle:
         """Run to completion; the container's code, 122 / 141 when stdout did not get all of its
         output (see OutputLoss), or RunnerError (125) / Interrupted (130)."""
         target = self.cluster.target()
-        self.namespace = self.resolved.namespace or target.namespace or "default"
+        self.namespace = namespace_in_use(self.resolved.namespace, target.namespace)
         if self.report is not None:
             self.report.namespace, self.report.context = self.namespace, target.context
         self.ui.banner(target.context, self.namespace)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from pegboard.domain.errors import UsageError
+from pegboard.domain.kubernetes.names import MAX_LABEL_LENGTH, is_rfc1123_label
 
 __all__ = [
     "MAX_LABEL_LENGTH",
@@ -16,18 +17,11 @@ __all__ = [
     "validate_name",
 ]
 
-MAX_LABEL_LENGTH = 63
 MAX_SLUG_LENGTH = 46  # "squarepeg-" + 46 + "-" + 6 hex = 63
 NAME_PREFIX = "squarepeg"
 
-_RFC1123_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
 _NOT_SLUG = re.compile(r"[^a-z0-9-]+")
 _HEX6 = re.compile(r"[0-9a-f]{6}")
-
-
-def is_rfc1123_label(value: str) -> bool:
-    """A lowercase RFC1123 label: alphanumerics and '-', alphanumeric at both ends, ≤ 63 chars."""
-    return len(value) <= MAX_LABEL_LENGTH and _RFC1123_LABEL.fullmatch(value) is not None
 
 
 def validate_name(name: str, *, flag: str = "--name") -> str:

@@ -113,7 +113,7 @@ class KubernetesGpuCloud:
     ) -> builtins.list[GpuStock]:
         # No node listing (a namespace's users rarely may list nodes): the GPU types are the
         # ones a price is configured for, else whatever the node label says at create.
-        gpus = sorted(self._prices) or [self.settings.gpu_label]
+        gpus = sorted(self._prices) or [f"{self.settings.gpu_label}=*"]
         return [GpuStock(gpu, dc, "high") for dc in datacenter_ids[:1] for gpu in gpus]
 
     def network_volume(self, id_or_name: str) -> NetworkVolume | None:

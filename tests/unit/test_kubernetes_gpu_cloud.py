@@ -266,3 +266,12 @@ def test_stock_is_the_first_datacenter_only_and_prices_are_the_configured_ones(
     assert cloud.gpu_prices(cloud_type="SECURE") == {"A100": 1.5}
     handle = cloud.create_pod(request(gpu_id="A100"))
     assert cloud.get_pod(handle.pod_id).cost_per_hour_usd == pytest.approx(3.0)  # 2 GPUs
+
+
+def test_a_runpod_gpu_id_selects_the_node_label_gpu_feature_discovery_writes(
+    cluster: FakeCluster,
+) -> None:
+    handle = cloud_on(cluster).create_pod(request(gpu_id="NVIDIA RTX  A4000"))
+    pod = cluster.pod(handle.pod_id)
+    assert pod["spec"]["nodeSelector"] == {GPU_LABEL: "NVIDIA-RTX-A4000"}
+    assert cloud_on(cluster).get_pod(handle.pod_id).gpu_id == "NVIDIA RTX  A4000"

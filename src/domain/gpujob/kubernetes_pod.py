@@ -54,6 +54,7 @@ __all__ = [
     "GpuPodSettings",
     "claim_manifest",
     "claim_status",
+    "gpu_label_value",
     "kubernetes_pod_id",
     "pod_manifest",
     "pod_status",
@@ -78,6 +79,7 @@ KEEP_ALIVE = ("/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 &
 GRACE_PERIOD_SEC = 10
 
 _DNS_LABEL_CHAR = re.compile(r"[^a-z0-9-]+")
+_SPACES = re.compile(r"\s+")
 _MAX_NAME = 63
 
 
@@ -89,6 +91,13 @@ class GpuPodSettings:
     gpu_label: str = DEFAULT_GPU_LABEL
     created_by: str = "unknown"
     storage_class: str | None = None
+
+
+def gpu_label_value(gpu_id: str) -> str:
+    """The node label value that names a GPU type: the gpu_order entry with each run of spaces as
+    one '-', as NVIDIA's GPU feature discovery writes the product name (`NVIDIA A100-SXM4-80GB`
+    -> `NVIDIA-A100-SXM4-80GB`), so RunPod's GPU ids name the same types on a cluster."""
+    return _SPACES.sub("-", gpu_id.strip())
 
 
 def kubernetes_pod_id(run_name: str) -> str:
@@ -219,7 +228,7 @@ def pod_manifest(
         "spec": {
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": GRACE_PERIOD_SEC,
-            "nodeSelector": {settings.gpu_label: gpu},
+            "nodeSelector": {settings.gpu_label: gpu_label_value(gpu)},
             # GPU nodes are usually tainted with the resource name (GKE, EKS, the NVIDIA
             # operator's docs); tolerating it lets the pod onto them, nothing more.
             "tolerations": [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import queue
@@ -93,6 +94,12 @@ class ContainerRun:
     reason: str = ""
     message: str = ""
     oom_killed: bool = False
+    env: dict[str, str] = dataclasses.field(default_factory=dict)  # what an exec runs with too
+    workdir: Path = Path()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.exit_code is None
 
     def status(self) -> JsonObject:
         if self.exit_code is None:
@@ -122,6 +129,7 @@ class PodRuntime:
         self.deleted = threading.Event()
         self.logs: dict[str, ContainerLog] = {}
         self.runs: dict[str, ContainerRun] = {}
+        self.execs: set[subprocess.Popen[bytes]] = set()  # exec'd commands: they die with the pod
         self.lock = threading.Lock()
 
     def kill(self, grace_seconds: float) -> None:
@@ -134,6 +142,7 @@ class PodRuntime:
                 for run in self.runs.values()
                 if run.process and run.process.returncode is None
             ]
+            processes += [process for process in self.execs if process.returncode is None]
             logs = list(self.logs.values())
         for process in processes:
             _signal_group(process, signal.SIGTERM)
@@ -206,6 +215,63 @@ class Kubelet:
         with self._lock:
             runtime = self._pods.get(uid)
         return runtime.logs.get(container) if runtime else None
+
+    def running_container(self, uid: str, container: str) -> ContainerRun | None:
+        """The container's run while its main process is alive (what the runtime can exec in)."""
+        with self._lock:
+            runtime = self._pods.get(uid)
+        if runtime is None:
+            return None
+        with runtime.lock:
+            run = runtime.runs.get(container)
+        return run if run is not None and run.running else None
+
+    def exec_process(
+        self,
+        uid: str,
+        container: str,
+        argv: list[str],
+        *,
+        stdin: int,
+        stdout: int,
+        stderr: int,
+        tty: bool,
+    ) -> subprocess.Popen[bytes]:
+        """Start `argv` in a running container: its environment and working directory. A
+        StatusError 500 `container not found ("c")` when it is not running (the kubelet's
+        GetExec, pkg/kubelet/kubelet_pods.go); OSError when the command cannot start."""
+        with self._lock:
+            runtime = self._pods.get(uid)
+        run = self.running_container(uid, container)
+        if runtime is None or run is None:
+            raise StatusError(500, f"container not found ({json.dumps(container)})")
+        # With a terminal the command leads a session whose controlling terminal it is (as
+        # runc's exec with a console), so ^C typed into it is a SIGINT.
+        setsid = shutil.which("setsid") if tty else None
+        process = subprocess.Popen(
+            [setsid, "--ctty", "--", *argv] if setsid else argv,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=run.workdir,
+            env=run.env,
+            start_new_session=setsid is None,
+            bufsize=0,
+        )
+        self._track_group(process.pid)
+        with runtime.lock:
+            runtime.execs.add(process)
+            gone = runtime.deleted.is_set()
+        if gone:
+            _signal_group(process, signal.SIGKILL)
+        threading.Thread(target=self._reap_exec, args=(runtime, process), daemon=True).start()
+        return process
+
+    def _reap_exec(self, runtime: PodRuntime, process: subprocess.Popen[bytes]) -> None:
+        process.wait()
+        self._forget_group(process.pid)
+        with runtime.lock:
+            runtime.execs.discard(process)
 
     def stop(self) -> None:
         with self._lock:
@@ -504,6 +570,7 @@ class Kubelet:
             workdir = runtime.scratch / str(container["workingDir"]).lstrip("/")
             workdir.mkdir(parents=True, exist_ok=True)
         argv = container_argv(container, env)
+        run.env, run.workdir = env, workdir
         self._event(pod, "Created", f"Created container: {name}", field_path=field_path)
         run.started_at = _now()
         try:

@@ -11,6 +11,7 @@ import select
 import socket
 import ssl
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -40,6 +41,7 @@ from pegboard.domain.errors import UsageError
 from ..serving import MethodDispatch
 from .admission import Admission, prepare_policy_object
 from .events import record_event
+from .exec_session import SUPPORTED, ExecSession, exec_container, exec_options, negotiate
 from .faults import Faults
 from .garbage import default_policy, delete_with_policy
 from .kubelet import Kubelet
@@ -51,13 +53,14 @@ from .patching import apply_patch
 from .rbac import User, Users, access_review, authorize, parse_rules, rules_review
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
+from .websocket import accept_key, is_upgrade_request, offered_protocols
 
 logger = logging.getLogger(__name__)
 
 _CORE = re.compile(
     r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
     r"/(?P<plural>pods|events|resourcequotas|limitranges)"
-    r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status))?)?/?$"
+    r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status|exec))?)?/?$"
 )
 _BATCH = re.compile(
     r"^/apis/batch/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>jobs)"
@@ -564,7 +567,9 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
             namespace=namespace,
             name=name,
         )
-        if match["watch"] or _flag(params, "watch"):
+        if sub == "exec":
+            self._exec(method, namespace or "default", name or "", params)
+        elif match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
                 raise StatusError(405, f"{method} is not supported for watch")
             self._watch(resource, namespace, name, params)
@@ -652,6 +657,7 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
                     ("pods", "Pod", _ALL_VERBS),
                     ("pods/log", "Pod", ("get",)),
                     ("pods/status", "Pod", _SUBRESOURCE_VERBS),
+                    ("pods/exec", "PodExecOptions", ("create", "get")),
                     ("events", "Event", _ALL_VERBS),
                     ("namespaces", "Namespace", _ALL_VERBS),
                     ("resourcequotas", "ResourceQuota", _ALL_VERBS),
@@ -956,6 +962,90 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
             self._send_json(200, preview)
             return
         self._send_json(200, store.update(resource, namespace, name, change))
+
+    # -- exec ----------------------------------------------------------------------------------
+
+    def _exec(self, method: str, namespace: str, name: str, params: dict[str, list[str]]) -> None:
+        """pods/exec: checks in the apiserver's order (ExecREST.Connect, pod.ExecLocation:
+        pkg/registry/core/pod/strategy.go streamLocation, validateContainer), then the
+        kubelet's (container running), then the WebSocket upgrade (see exec_session)."""
+        state = self.server.state
+        if method not in ("GET", "POST"):
+            raise StatusError(
+                405,
+                f"the server does not allow this method on the requested resource: {method}",
+                reason="MethodNotAllowed",
+            )
+        upgrade = is_upgrade_request(self.headers.get("Upgrade"), self.headers.get("Connection"))
+        if method == "GET" and upgrade:
+            # A WebSocket upgrade is a GET, authorized as `get`; since 1.35 it needs `create`
+            # as SPDY's POST does (feature gate AuthorizePodWebsocketUpgradeCreatePermission,
+            # beta, on by default: kubernetes/website feature-gates/
+            # AuthorizePodWebsocketUpgradeCreatePermission.md).
+            authorize(
+                self.user, "create", group="", resource="pods", subresource="exec",
+                namespace=namespace, name=name,
+            )  # fmt: skip
+        options = exec_options(params)
+        pod = state.store.get(PODS, namespace, name)
+        container = exec_container(pod, options.container)
+        if not pod["spec"].get("nodeName"):
+            raise StatusError(400, f"pod {name} does not have a host assigned")
+        if not upgrade:
+            if "spdy" in (self.headers.get("Upgrade") or "").lower():
+                raise StatusError(
+                    400,
+                    "the pegboard sandbox serves exec over WebSocket only "
+                    f"({', '.join(SUPPORTED)}); SPDY/3.1 is not modelled",
+                )
+            # UpgradeAwareHandler with UpgradeRequired (pkg/registry/core/pod/rest/
+            # subresources.go newThrottledUpgradeAwareProxyHandler)
+            raise StatusError(400, "Upgrade request required")
+        key = self.headers.get("Sec-WebSocket-Key") or ""
+        if (self.headers.get("Sec-WebSocket-Version") or "").strip() != "13" or not key:
+            self._send_plain(400, "websocket: unsupported version or missing key\n")
+            return
+        protocol = negotiate(
+            offered_protocols(self.headers.get_all("Sec-WebSocket-Protocol") or [])
+        )
+        if protocol is None:  # golang.org/x/net/websocket answers a failed handshake with 403
+            self._send_plain(403, "")
+            return
+        uid = pod["metadata"]["uid"]
+        if not protocol.translated and state.kubelet.running_container(uid, container) is None:
+            # The kubelet's own refusal, proxied as it is (server.go getExec: streaming.WriteError)
+            self._send_plain(500, f"container not found ({json.dumps(container)})")
+            return
+        self._status = 101
+        self._account()
+        self._streaming = True
+        state.stats.stream_opened()
+        self.close_connection = True
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept_key(key))
+        if protocol.name:
+            self.send_header("Sec-WebSocket-Protocol", protocol.name)
+        self.end_headers()
+        self.wfile.flush()
+
+        def start(**stdio: Any) -> subprocess.Popen[bytes]:
+            return state.kubelet.exec_process(uid, container, options.command, **stdio)
+
+        ExecSession(self.connection, protocol, options, stopping=state.stopping).run(start)
+
+    def _send_plain(self, code: int, text: str) -> None:
+        data = text.encode()
+        self._status = code
+        self._account()
+        self.close_connection = True
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
 
     # -- streams -----------------------------------------------------------------------------------
 

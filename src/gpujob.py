@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import parse_yaml_document, read_yaml_document
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.job_config import (
@@ -67,6 +68,7 @@ def load_config(
         document = SourceDocument(source=config_path, data=dict(config))
     return load_job_config(
         document,
+        providers=discover_registry(),
         config_path=config_path,
         home=home,
         run_stamp=run_stamp,
@@ -86,6 +88,7 @@ def read_config(
     document = read_yaml_document(absolute)
     return load_job_config(
         document,
+        providers=discover_registry(),
         config_path=str(absolute),
         home=home if home is not None else os.path.expanduser("~"),
         run_stamp=options.pop("run_stamp", RUN_STAMP),

@@ -37,7 +37,6 @@ from pegboard.domain.ports.gpu_cloud import (
     PodHandle,
     PodRequest,
     PodStatus,
-    SshEndpoint,
 )
 
 logger = logging.getLogger(__name__)
@@ -140,7 +139,7 @@ class LocalGpuCloud(OwnedMachineStock):
             gpu_id=meta.get("gpu_id"),
             datacenter_id=meta.get("datacenter_id"),
             image=meta.get("image"),
-            ssh=SshEndpoint(host="localhost", port=0, user=LOCAL_PROVIDER) if running else None,
+            access=paths if running else None,  # its shell and sync work on these directories
             cost_per_hour_usd=0.0,
             workspace_root=str(paths.workspace),
             volume_gb=meta.get("volume_gb"),

@@ -1,6 +1,6 @@
 """RunPodPodSsh: the SSH transport of a rented pod (RunPod), on the ssh provider's adapters.
 
-A RunPod pod is reached where it publishes its 22/tcp (PodStatus.ssh), as root, with the
+A RunPod pod is reached where it publishes its 22/tcp (PodStatus.access, an SshEndpoint), as root, with the
 user's key: the same SshConnection, SshShell, RsyncFileSync and SFTP fallback the `ssh`
 provider uses (issue 9), nothing of its own. One connection per pod endpoint, shared by the
 pod's shell, its file sync and the run's probes; the host key is pinned on first contact in
@@ -23,9 +23,9 @@ from typing import BinaryIO
 from pegboard.adapters.rsync_file_sync import RsyncFileSync
 from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.adapters.ssh_connection import SshConnection, SshTarget
+from pegboard.adapters.ssh_endpoint import ssh_endpoint_of
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
-from pegboard.domain.errors import Transient
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
 
@@ -79,9 +79,7 @@ class RunPodPodSsh:
             connection.close()
 
     def _connection(self, status: PodStatus) -> SshConnection:
-        endpoint = status.ssh
-        if endpoint is None:
-            raise Transient(f"pod {status.pod_id} has not published its SSH port yet")
+        endpoint = ssh_endpoint_of(status)
         key = (status.pod_id, endpoint.host, endpoint.port)
         with self._lock:
             connection = self._connections.get(key)

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pegboard.adapters.owned_machine_stock import OwnedMachineStock
+from pegboard.adapters.ssh_endpoint import SshEndpoint
 from pegboard.adapters.ssh_shell import SshShell
 from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.gpujob.remote_commands import kill_groups_function
@@ -41,7 +42,6 @@ from pegboard.domain.ports.gpu_cloud import (
     PodHandle,
     PodRequest,
     PodStatus,
-    SshEndpoint,
 )
 
 SSH_PROVIDER = "ssh"
@@ -253,7 +253,7 @@ class SshGpuCloud(OwnedMachineStock):
             gpu_id=meta.get("gpu_id"),
             datacenter_id=meta.get("datacenter_id"),
             image=meta.get("image"),
-            ssh=SshEndpoint(host=target.host, port=target.port, user=target.user)
+            access=SshEndpoint(host=target.host, port=target.port, user=target.user)
             if running
             else None,
             cost_per_hour_usd=0.0,

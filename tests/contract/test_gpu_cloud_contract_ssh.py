@@ -50,7 +50,7 @@ def test_provision_claims_a_workspace_and_delete_removes_it(driver: Any) -> None
     status = driver.cloud.get_pod(handle.pod_id)
     assert status.workspace_root == f"{driver.root}/{handle.pod_id}/workspace"
     assert os.path.isdir(status.workspace_root)
-    assert status.ssh is not None and status.cost_per_hour_usd == 0.0
+    assert status.access is not None and status.cost_per_hour_usd == 0.0
     driver.cloud.terminate_pod(handle.pod_id)
     assert not (driver.root / handle.pod_id).exists()
 

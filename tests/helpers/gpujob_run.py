@@ -1,5 +1,5 @@
 """A `runpod-deploy run` harness on the fakes: a config on disk, FakeGpuCloud + FakeHost on one
-FakeClock, and RunDeps wired to them. Used by the use-case and fault-matrix tests."""
+FakeClock, and the container's RunDeps on them (helpers/runpod_container.py). Used by the use-case and fault-matrix tests."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 import yaml
 
 from pegboard.adapters.fakes import FakeClock, FakeFileSync, FakeGpuCloud, FakeHost, FakeShell
-from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.run_job import run_job
 from pegboard.app.runpod_deploy.run_types import Backend, RunDeps, RunRequest, RunResult
 from pegboard.domain.gpujob.records import MANIFEST_NAME, DeployMetadata
+
+from .runpod_container import run_deps_with
 
 BASE_CONFIG = textwrap.dedent(
     """\
@@ -92,8 +93,8 @@ class RunHarness:
         return self.shell
 
     def deps(self, **overrides: Any) -> RunDeps:
+        """The container's RunDeps on this harness's fakes (`overrides` by provider name)."""
         values: dict[str, Any] = dict(
-            read_document=read_yaml_document,
             backend_for=lambda provider: Backend(
                 cloud=self.cloud, open_shell=self.open_shell, open_sync=lambda s: self.sync
             ),
@@ -109,7 +110,7 @@ class RunHarness:
             tool_output=self.tool_output.append,
         )
         values.update(overrides)
-        return RunDeps(**values)
+        return run_deps_with(**values)
 
     def run(self, **request: Any) -> RunResult:
         deps_overrides = request.pop("deps", {})

@@ -13,12 +13,13 @@ from typing import Any
 from dependency_injector import providers
 
 from pegboard.adapters.fakes import FakeClock, FakeFileSync, FakeGpuCloud, FakeHost, FakeShell
-from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.pod_access import PodCommandDeps
 from pegboard.app.runpod_deploy.run_types import Backend
 from pegboard.app.runpod_deploy.state_paths import state_paths
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.gpu_cloud import PodRequest
+
+from .runpod_container import pod_command_deps_with
 
 STAMP = "20260517T120000.123456Z-beef01"
 
@@ -59,11 +60,12 @@ class PodToolsHarness:
         return self.answer
 
     def deps(self) -> PodCommandDeps:
-        return PodCommandDeps(
+        """The container's PodCommandDeps on this harness's fakes."""
+        return pod_command_deps_with(
             backend_for=self.backend_for,
             clock=self.clock,
             home=str(self.home),
-            read_document=read_yaml_document,
+            environ={},
             random_hex=lambda: "abc123",
             out=self.lines.append,
             out_bytes=self.chunks.append,

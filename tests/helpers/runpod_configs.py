@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import parse_yaml_document
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.spec import JobSpec
@@ -36,7 +37,7 @@ def document(text: str, source: str = "job.yaml") -> SourceDocument:
 
 
 def spec_from(text: str, source: str = "job.yaml") -> JobSpec:
-    return parse_job_spec(document(text, source))
+    return parse_job_spec(document(text, source), discover_registry())
 
 
 def with_sections(**sections: Any) -> str:

@@ -92,10 +92,10 @@ def test_slow_ssh_is_starting_until_the_port_is_published(
     runpod_sandbox.faults.ssh_ready_delay_sec = 0.3
     handle = runpod_cloud.create_pod(request())
     first = runpod_cloud.get_pod(handle.pod_id)
-    assert (first.desired_status, first.ssh, first.ready) == (POD_STARTING, None, False)
+    assert (first.desired_status, first.access, first.ready) == (POD_STARTING, None, False)
     ready = wait_for(runpod_cloud, handle.pod_id, ready=True)
-    assert ready.desired_status == POD_RUNNING and ready.ssh is not None
-    assert ready.ssh.host == "127.0.0.1" and ready.ssh.user == "root"
+    assert ready.desired_status == POD_RUNNING and ready.access is not None
+    assert ready.access.host == "127.0.0.1" and ready.access.user == "root"
 
 
 def test_never_ready_ssh_stays_starting_and_terminates_cleanly(

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.gpujob_run import RunHarness
+from helpers.runpod_container import pod_command_deps_with
 from pegboard.adapters.fakes import FakeJob
 from pegboard.app.runpod_deploy.pod_access import PodCommandDeps
 from pegboard.app.runpod_deploy.pod_release import PointerCleanup, cleanup_pod_id, cleanup_pointer
@@ -91,11 +92,11 @@ def _pod_deps(h: RunHarness) -> PodCommandDeps:
     def backend_for(provider: str) -> Backend:
         return Backend(cloud=h.cloud, open_shell=h.open_shell, open_sync=lambda s: h.sync)
 
-    return PodCommandDeps(
+    return pod_command_deps_with(
         backend_for=backend_for,
         clock=h.clock,
         home=str(h.root / "home"),
-        read_document=h.deps().read_document,
+        environ={},
         random_hex=lambda: "abc123",
         out=h.lines.append,
         out_bytes=lambda _b: None,

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.runpod_configs import MINIMAL_YAML
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job, merge_cli_vars
 from pegboard.app.runpod_deploy.run_history import read_events, read_manifest
@@ -186,6 +187,7 @@ def load_runpod(path: Path, home: Path) -> object:
     return load_job(
         config_path=path,
         read_document=read_yaml_document,
+        providers=discover_registry(),
         cli_vars={},
         home=str(home),
         now=NOW,

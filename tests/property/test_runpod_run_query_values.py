@@ -19,13 +19,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.runpod_container import run_deps_with
 from helpers.runpod_openapi import validate_received_requests
 from pegboard.adapters.fakes import FakeClock
 from pegboard.adapters.runpod import RunPodGpuCloud
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
-from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.run_job import run_job
-from pegboard.app.runpod_deploy.run_types import Backend, RunDeps, RunRequest
+from pegboard.app.runpod_deploy.run_types import Backend, RunRequest
 from pegboard.domain.errors import ConfigError, PegboardError
 from pegboard.domain.gpujob.records import DeployMetadata
 from pegboard.domain.ports.gpu_cloud import PodStatus
@@ -85,8 +85,7 @@ def _run(sandbox: RunPodSandbox, root: Path, config: dict[str, Any], **flags: An
     path = root / "job.yaml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True))
     cloud = RunPodGpuCloud(environ=sandbox.environ(), home=home, sleep=lambda s: None, attempts=1)
-    deps = RunDeps(
-        read_document=read_yaml_document,
+    deps = run_deps_with(
         backend_for=lambda provider: Backend(
             cloud=cloud, open_shell=_never_opens, open_sync=_never_opens
         ),

@@ -66,7 +66,11 @@ def test_text_goes_as_it_is_and_ids_are_checked() -> None:
 def test_the_documents_running_pod_is_ready_with_its_direct_ssh() -> None:
     status = pod_status(document_example("/v2/pods", "get", "200"))
     assert status.desired_status == POD_RUNNING and status.ready
-    assert (status.ssh.host, status.ssh.port, status.ssh.user) == ("195.26.233.3", 34446, "root")  # type: ignore[union-attr]
+    assert (status.access.host, status.access.port, status.access.user) == (
+        "195.26.233.3",
+        34446,
+        "root",
+    )  # type: ignore[union-attr]
     assert status.gpu_id == "NVIDIA GeForce RTX 4090" and status.datacenter_id == "US-KS-2"
     assert status.cost_per_hour_usd == 0.44 and status.workspace_root == "/workspace"
     assert status.volume_gb == 20 and status.created_at is not None
@@ -74,7 +78,7 @@ def test_the_documents_running_pod_is_ready_with_its_direct_ssh() -> None:
 
 def test_the_documents_new_pod_is_starting() -> None:
     status = pod_status(document_example("/v2/pods", "post", "201"))
-    assert status.desired_status == POD_STARTING and not status.ready and status.ssh is None
+    assert status.desired_status == POD_STARTING and not status.ready and status.access is None
 
 
 def test_running_without_a_published_port_is_starting_and_exited_has_no_ssh() -> None:
@@ -83,7 +87,7 @@ def test_running_without_a_published_port_is_starting_and_exited_has_no_ssh() ->
     assert pod_status(no_port).desired_status == POD_STARTING
     stopped = {**raw, "status": "EXITED", "cost": 0.0}
     assert pod_status(stopped).desired_status == POD_EXITED
-    assert pod_status(stopped).ssh is None and pod_status(stopped).stopped_at is None
+    assert pod_status(stopped).access is None and pod_status(stopped).stopped_at is None
 
 
 def test_a_network_volume_pod_has_no_volume_size_of_its_own() -> None:

@@ -35,7 +35,6 @@ from pegboard.domain.ports.gpu_cloud import (
     PodHandle,
     PodRequest,
     PodStatus,
-    SshEndpoint,
 )
 
 __all__ = [
@@ -290,7 +289,7 @@ class FakeGpuCloud(FailsOnDemand[FakeCall]):
             gpu_id=pod.request.gpu_id,
             datacenter_id=pod.request.datacenter_id,
             image=pod.request.image,
-            ssh=SshEndpoint(host=f"{pod.pod_id}.fake", port=22) if published else None,
+            access=f"{pod.pod_id}.fake" if published else None,
             cost_per_hour_usd=pod.cost_per_hour_usd,
             workspace_root=pod.request.volume_mount,
             volume_gb=pod.request.volume_gb,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pegboard.adapters.ssh_endpoint import SshEndpoint
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
     POD_RUNNING,
     POD_STARTING,
     PodRequest,
     PodStatus,
-    SshEndpoint,
 )
 
 from .query_values import (
@@ -140,7 +140,7 @@ def pod_status(raw: dict[str, Any]) -> PodStatus:
         gpu_id=gpu.get("id") if isinstance(gpu.get("id"), str) else None,
         datacenter_id=raw.get("dataCenterId") if isinstance(raw.get("dataCenterId"), str) else None,
         image=raw.get("image") if isinstance(raw.get("image"), str) else None,
-        ssh=ssh if status == POD_RUNNING else None,
+        access=ssh if status == POD_RUNNING else None,
         cost_per_hour_usd=float(cost)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool)
         else None,

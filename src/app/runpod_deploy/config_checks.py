@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from pegboard.domain.documents import format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem, PegboardError
 from pegboard.domain.gpujob.network_volume import several_datacenters_warning
 from pegboard.domain.gpujob.secret_sources import missing_secret_sources
-from pegboard.domain.gpujob.spec import PodSpec, Provider, SecretSpec, SshSpec
+from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER, PodSpec, SecretSpec
 from pegboard.domain.gpujob.spec_validation import SpecProblems
 from pegboard.domain.gpujob.templates import RenderedSecret
 
@@ -33,7 +34,8 @@ from .gpu_names import gpu_catalog, unknown_gpu_problems
 from .job_loading import LoadedJob, load_job
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
-    from pegboard.domain.documents import SourceDocument
+    from pegboard.domain.documents import KeyPath, SourceDocument
+    from pegboard.domain.gpujob.provider_registry import ProviderRegistry
     from pegboard.domain.ports.gpu_cloud import GpuCloud, GpuStock
 
     from .run_types import ReadDocument
@@ -59,23 +61,24 @@ def check_config(
     request: ValidateRequest,
     *,
     read_document: ReadDocument,
+    providers: ProviderRegistry,
     home: str,
     now: datetime,
     unique_suffix: str,
     environ: Mapping[str, str],
-    gpu_cloud: Callable[[], GpuCloud],
-    ssh_key_problem: KeyProblem | None = None,
+    gpu_cloud: Callable[[str], GpuCloud],
 ) -> LoadedJob:
     """Every check `validate` asked for; raises ConfigError/UsageError/PegboardError.
 
     Every problem at once: when the structure, a template or the budget is wrong, the secrets
-    and the SSH key of the sections that did parse are checked too, in the same error.
-    `ssh_key_problem(key_path, use_agent)`: why no SSH login could work with these settings
-    (None: fine); asked for the providers that log in over SSH (runpod, ssh)."""
+    and the provider's access (its plugin's check_access: the SSH key of runpod and ssh) of the
+    sections that did parse are checked too, in the same error. `gpu_cloud(provider)`: that
+    provider's GpuCloud, for `--check-availability`."""
     try:
         loaded = load_job(
             config_path=request.config_path,
             read_document=read_document,
+            providers=providers,
             cli_vars=request.cli_vars,
             home=home,
             environ=environ,
@@ -86,12 +89,12 @@ def check_config(
         )
     except SpecProblems as exc:
         document = read_document(request.config_path.expanduser().absolute())
-        more = _section_problems(exc.sections, document, environ, home, ssh_key_problem)
+        more = _section_problems(exc.sections, document, environ, home, providers)
         raise ConfigError(_sorted([*exc.problems, *more])) from None
     logger.info(loaded.budget.summary())
     problems = _secret_source_problems(loaded, environ)
-    if ssh_key_problem is not None:
-        problems += _ssh_key_problems(loaded, home, ssh_key_problem)
+    plugin = providers.plugin(str(loaded.spec.pod.provider))
+    problems += _access_problems(plugin.check_access(loaded.spec.sections, home), loaded.document)
     if request.check_local:
         problems += _required_path_problems(loaded)
     if problems:
@@ -107,7 +110,7 @@ def check_config(
         for finding in scan_consumer(loaded.job):
             logger.warning("[scan-consumer] %s", finding)
     if request.check_availability:
-        _check_availability(loaded, gpu_cloud)
+        _check_availability(loaded, gpu_cloud, providers)
     if request.check_image_registry:
         logger.warning(
             "[check-image-registry] skipped: needs network access to the image registry, "
@@ -121,10 +124,11 @@ def _section_problems(
     document: SourceDocument,
     environ: Mapping[str, str],
     home: str,
-    key_problem: KeyProblem | None,
+    providers: ProviderRegistry,
 ) -> list[ConfigProblem]:
     """What can still be checked when the config does not load: each secret's environment
-    variable and (absolute, untemplated) file, and the SSH key, from the sections that parsed."""
+    variable and (absolute, untemplated) file, and the provider's access (the SSH key), from
+    the sections that parsed."""
     problems: list[ConfigProblem] = []
     secrets = sections.get("secrets")
     if isinstance(secrets, tuple):
@@ -155,60 +159,45 @@ def _section_problems(
                 plain, is_set=lambda name: name in environ, is_file=is_file
             )
         ]
-    provider = _provider_of(sections.get("pod"), document)
-    ssh = sections.get("ssh", SshSpec())
-    if key_problem is not None and provider is not None and isinstance(ssh, SshSpec):
-        problems += _key_problems(provider, ssh, document, home, key_problem)
+    plugin = providers.get(_provider_of(sections.get("pod"), document))
+    if plugin is not None:
+        problems += _access_problems(plugin.check_access(sections, home), document)
     return problems
 
 
-def _provider_of(pod: Any, document: SourceDocument) -> Provider | None:
+def _provider_of(pod: Any, document: SourceDocument) -> str:
     """The provider of a pod section that parsed, else the one the document names (the
-    default runpod when it names none); None when that is no provider either."""
+    default when it names none)."""
     if isinstance(pod, PodSpec):
-        return pod.provider
+        return str(pod.provider)
     raw = document.data.get("pod")
-    name = raw.get("provider", Provider.RUNPOD.value) if isinstance(raw, Mapping) else "runpod"
-    try:
-        return Provider(name)
-    except ValueError:
-        return None
+    name = raw.get("provider", DEFAULT_PROVIDER) if isinstance(raw, Mapping) else DEFAULT_PROVIDER
+    return name if isinstance(name, str) else ""
 
 
 def _sorted(problems: list[ConfigProblem]) -> list[ConfigProblem]:
     return sorted(problems, key=lambda p: (p.line is None, p.line or 0))
 
 
-KeyProblem = Callable[[str | None, bool], str | None]
-_SSH_PROVIDERS = (Provider.RUNPOD, Provider.SSH)
-
-
-def _ssh_key_problems(loaded: LoadedJob, home: str, problem_of: KeyProblem) -> list[ConfigProblem]:
-    """The key a run would log in with: there, readable, a key (or the agent holds one)."""
-    return _key_problems(
-        loaded.spec.pod.provider, loaded.spec.ssh, loaded.document, home, problem_of
-    )
-
-
-def _key_problems(
-    provider: Provider, ssh: SshSpec, document: SourceDocument, home: str, problem_of: KeyProblem
+def _access_problems(
+    found: Sequence[tuple[KeyPath, str]], document: SourceDocument
 ) -> list[ConfigProblem]:
-    from .provider_locators import configured_key_path
-
-    if provider not in _SSH_PROVIDERS:
-        return []
-    problem = problem_of(configured_key_path(ssh, home), ssh.use_agent)
-    if problem is None:
-        return []
-    where = ("ssh", "key_path") if document.line_of(("ssh", "key_path")) else ("ssh",)
-    return [
-        ConfigProblem(
-            source=document.source,
-            line=document.line_of(where),
-            path="ssh.key_path",
-            message=problem,
+    """A plugin's access problems, each at its key's line (else its section's, when the
+    config leaves the key to its default)."""
+    problems = []
+    for path, message in found:
+        where = path
+        while where and document.line_of(where) is None:
+            where = where[:-1]
+        problems.append(
+            ConfigProblem(
+                source=document.source,
+                line=document.line_of(where) if where else None,
+                path=format_key_path(path),
+                message=message,
+            )
         )
-    ]
+    return problems
 
 
 def _required_path_problems(loaded: LoadedJob) -> list[ConfigProblem]:
@@ -245,16 +234,19 @@ def _secret_source_problems(loaded: LoadedJob, environ: Mapping[str, str]) -> li
     ]
 
 
-def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) -> None:
+def _check_availability(
+    loaded: LoadedJob, gpu_cloud: Callable[[str], GpuCloud], providers: ProviderRegistry
+) -> None:
     """Live stock of the configured GPUs; an id the provider does not list is a config error
     naming its key (the datacenter listing shows every GPU type a datacenter has)."""
     pod = loaded.spec.pod
-    if pod.provider is not Provider.RUNPOD:
+    plugin = providers.plugin(str(pod.provider))
+    if not plugin.live_stock:
         logger.info("[check-availability] provider %s: this machine is the pod", pod.provider)
         return
     cloud_type = str(pod.cloud_type)
     try:
-        cloud = gpu_cloud()
+        cloud = gpu_cloud(plugin.name)
         listed = cloud.datacenter_stock(datacenter_ids=list(pod.datacenters), cloud_type=cloud_type)
         stock = cloud.gpu_availability(
             gpu_ids=list(pod.gpu_order), datacenter_ids=list(pod.datacenters), cloud_type=cloud_type
@@ -262,7 +254,7 @@ def _check_availability(loaded: LoadedJob, gpu_cloud: Callable[[], GpuCloud]) ->
     except PegboardError as exc:
         logger.warning("[check-availability] skipped: needs provider access (%s)", exc)
         return
-    _check_known_ids(loaded, listed, gpu_catalog(cloud, pod))
+    _check_known_ids(loaded, listed, gpu_catalog(cloud, pod, listed=plugin.gpu_catalog))
     available = [s for s in stock if s.available]
     for entry in stock:
         logger.info(

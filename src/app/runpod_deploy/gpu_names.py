@@ -25,23 +25,24 @@ if TYPE_CHECKING:  # annotations only: validate must not import the ports (start
 logger = logging.getLogger(__name__)
 
 CLOSEST = 3
-# Providers whose pods are machines you already have: their "GPU type" is a label.
-_NO_CATALOG = frozenset({"local", "ssh"})
 
 
-def gpu_catalog(cloud: GpuCloud, pod: PodSpec) -> frozenset[str]:
-    """Every GPU type id the provider knows (empty: no catalog, or it could not be read)."""
-    if cloud.provider in _NO_CATALOG:
+def gpu_catalog(cloud: GpuCloud, pod: PodSpec, *, listed: bool) -> frozenset[str]:
+    """Every GPU type id the provider knows (empty: no catalog, or it could not be read).
+
+    `listed`: the provider has a catalog (ProviderPlugin.gpu_catalog); on a machine you
+    already have (local, ssh) a "GPU type" is a label."""
+    if not listed:
         return frozenset()
     try:
         priced = cloud.gpu_prices(cloud_type="ALL")
-        listed = cloud.datacenter_stock(
+        stocked = cloud.datacenter_stock(
             datacenter_ids=list(pod.datacenters), cloud_type=str(pod.cloud_type)
         )
     except PortError as exc:
         logger.debug("GPU catalog unavailable (%s): GPU names not checked", exc)
         return frozenset()
-    return frozenset(priced) | {entry.gpu_id for entry in listed}
+    return frozenset(priced) | {entry.gpu_id for entry in stocked}
 
 
 def unknown_gpu_message(name: str, catalog: frozenset[str]) -> str:
@@ -84,13 +85,14 @@ def refuse_unknown_gpus(
     *,
     stock: Sequence[GpuStock],
     prices: Mapping[str, float] | None = None,
+    listed: bool = True,
 ) -> None:
     """ConfigError naming each gpu_order entry no catalog lists. A name in stock or priced in
     what the caller already fetched is known; only when one is neither is the catalog read."""
     seen = set(prices or ()) | {entry.gpu_id for entry in stock if entry.available}
     if all(name in seen for name in pod.gpu_order):
         return
-    catalog = gpu_catalog(cloud, pod)
+    catalog = gpu_catalog(cloud, pod, listed=listed)
     if not catalog:
         return  # no catalog to tell a typo from a stock-out: the stock answer stands
     problems = unknown_gpu_problems(pod.gpu_order, catalog | seen, document)

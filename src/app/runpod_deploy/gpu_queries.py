@@ -125,7 +125,8 @@ def gpu_inventory(
     stock = cloud.gpu_availability(
         gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=cloud_type
     )
-    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock)  # a typo, not a stock-out
+    listed_ids = deps.providers.has_gpu_catalog(cloud.provider)
+    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock, listed=listed_ids)  # a typo
     listed: list[GpuStock] = []
     try:
         listed = cloud.datacenter_stock(datacenter_ids=pod.datacenters, cloud_type=cloud_type)
@@ -158,7 +159,8 @@ def estimate_job(
     stock = cloud.gpu_availability(
         gpu_ids=pod.gpu_order, datacenter_ids=pod.datacenters, cloud_type=str(pod.cloud_type)
     )
-    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock)
+    listed_ids = deps.providers.has_gpu_catalog(cloud.provider)
+    refuse_unknown_gpus(cloud, pod, loaded.document, stock=stock, listed=listed_ids)
     plan = plan_candidates(
         gpu_order=pod.gpu_order,
         datacenters=pod.datacenters,

@@ -28,6 +28,8 @@ from pegboard.domain.input_limits import InputRejected, is_finite_number, loads_
 from .state_paths import state_paths
 
 if TYPE_CHECKING:  # annotations only: validate must not import the ports (startup)
+    from pegboard.domain.gpujob.provider_registry import ProviderRegistry
+
     from .run_types import ReadDocument
 
 logger = logging.getLogger(__name__)
@@ -53,6 +55,7 @@ def load_job(
     *,
     config_path: Path,
     read_document: ReadDocument,
+    providers: ProviderRegistry,
     cli_vars: Mapping[str, str],
     home: str,
     now: datetime,
@@ -69,6 +72,7 @@ def load_job(
     state = state_paths(home, environ or {})
     loaded = load_job_config(
         document,
+        providers=providers,
         config_path=str(absolute),
         home=home,
         run_stamp=run_dir_name(now, unique_suffix),

@@ -126,6 +126,7 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
             provider=cloud.provider,
             state_file=str(run.pointers.run.path),
             volume_gb=session.status.volume_gb if session else None,
+            billed=run.deps.providers.billed(cloud.provider),
             pod_dir=session.pod_dir if session else None,
             cost_per_hour_usd=session.status.cost_per_hour_usd if session else None,
             stopped_why="for forensics" if progress.failed else "(lifecycle.on_success: stop)",

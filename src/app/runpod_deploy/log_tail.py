@@ -66,7 +66,7 @@ def tail_logs(request: LogsRequest, deps: PodCommandDeps) -> int:
         ) from None
     job = _job_of_that_run(loaded, deps, request, pointer.get("run_dir"), status)
     log_path = job.run.log_path
-    if status.ssh is None:
+    if status.access is None:  # not reachable through its provider's shell
         pulled = f"{run_dir}/{posixpath.basename(log_path)}" if run_dir else "the run directory"
         raise PortError(
             f"pod {pod_id} is {status.desired_status}: no shell to read {log_path} "

@@ -14,26 +14,27 @@ from typing import Any
 import attrs
 
 from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 from .job_loading import LoadedJob, load_job, merge_cli_vars
 from .pod_pointers import user_pointers
 from .provider_locators import recorded_locator
-from .recorded_places import RecordedPlaces, recorded_locators
+from .recorded_places import RecordedPlaces, place_name, recorded_locators
 from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument
 from .state_paths import state_paths
 
 logger = logging.getLogger(__name__)
-
-PROVIDERS = ("runpod", "local", "ssh")
 
 
 @attrs.frozen
 class PodCommandDeps:
     """What the pod-side commands need from the outside world (the container builds it)."""
 
+    providers: ProviderRegistry  # the registered providers (names, sections, capabilities)
     backend_for: BackendFor
+    backend_at: BackendAt  # provider + a pointer's locator -> the Backend that reaches it
     clock: Clock
     home: str
     read_document: ReadDocument
@@ -41,10 +42,6 @@ class PodCommandDeps:
     out: Callable[[str], None]  # one result line on stdout
     out_bytes: Callable[[bytes], None]  # raw bytes on stdout (logs)
     ask: Callable[[str], str | None]  # a y/N question on stderr, the answer from stdin
-    # provider + a locator (what a pointer recorded: the local provider's pods root, the ssh
-    # provider's host, key and pinned host key file) -> the Backend that reaches the pod it
-    # names; None: backend_for(provider)
-    backend_at: BackendAt | None = None
     environ: Mapping[str, str] = attrs.field(factory=dict)  # XDG_STATE_HOME (state_paths.py)
 
 
@@ -61,14 +58,17 @@ def cloud_for_flag(deps: PodCommandDeps, provider: str, *, listing: bool = False
         problem: UsageError = exc
     except UsageError as exc:
         raise UsageError(f"--provider {provider}: {exc}") from None
-    locators = recorded_locators(user_pointers(state_paths(deps.home, deps.environ)), provider)
-    if deps.backend_at is None or not (locators or listing):
+    pointers = user_pointers(state_paths(deps.home, deps.environ))
+    locators = recorded_locators(pointers, provider, deps.providers)
+    if not (locators or listing):
         raise UsageError(f"--provider {provider}: {problem}") from None
     if not locators:
         logger.info("no %s place recorded by your runs: %s", provider, problem)
     backend_at = deps.backend_at
+    plugin = deps.providers.plugin(provider, what="--provider")
     places = [
-        (_place_name(locator), _opener(backend_at, provider, locator)) for locator in locators
+        (place_name(plugin, locator), _opener(backend_at, provider, locator))
+        for locator in locators
     ]
     return RecordedPlaces(provider, places)
 
@@ -79,18 +79,9 @@ def _opener(
     return lambda: backend_at(provider, locator).cloud
 
 
-def _place_name(locator: Mapping[str, Any]) -> str:
-    host = locator.get("host")
-    if isinstance(host, str) and host:
-        return f"{locator.get('user', '')}@{host}:{locator.get('port', 22)}"
-    return ", ".join(f"{k}={v}" for k, v in sorted(locator.items()) if k != "known_hosts")
-
-
 def backend_for_pointer(deps: PodCommandDeps, provider: str, pointer: Mapping[str, Any]) -> Backend:
     """The backend that reaches the pod a pointer names (its recorded locator wins)."""
-    if deps.backend_at is not None:
-        return deps.backend_at(provider, recorded_locator(pointer))
-    return deps.backend_for(provider)
+    return deps.backend_at(provider, recorded_locator(pointer, deps.providers))
 
 
 def load_config(
@@ -101,6 +92,7 @@ def load_config(
     return load_job(
         config_path=config_path,
         read_document=deps.read_document,
+        providers=deps.providers,
         cli_vars=cli_vars,
         home=deps.home,
         environ=deps.environ,

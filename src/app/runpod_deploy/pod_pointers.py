@@ -23,7 +23,7 @@ from pegboard.domain.gpujob.records import MANIFEST_NAME
 from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_pod_name
 from pegboard.domain.input_limits import MAX_CONFIG_BYTES, MAX_RECORD_BYTES, decode_text, loads_json
 
-from .provider_locators import forget_pinned_host_keys, pinned_host_keys_path, recorded_locator
+from .provider_locators import forget_run_files
 from .run_recorder import write_json_atomic
 from .state_paths import RUN_POINTERS_SUBDIR, StatePaths
 
@@ -105,12 +105,10 @@ def unlink_pointer_if_names(path: Path, pod_id: str | None, *, pod_name: str | N
 
 
 def _unlink_with_its_pin(path: Path, pointer: Mapping[str, Any]) -> None:
-    """Remove a pointer, and the pinned host key file beside it that its locator names (a
-    run's own pin; never a file the pointer merely mentions elsewhere)."""
+    """Remove a pointer, and the run's files beside it that its locator names (the pinned host
+    key file; never a file the pointer merely mentions elsewhere)."""
     path.unlink(missing_ok=True)
-    pinned = recorded_locator(pointer).get("known_hosts")
-    if pinned == str(pinned_host_keys_path(path)):
-        forget_pinned_host_keys(path)
+    forget_run_files(path, pointer)
 
 
 def lifecycle_of(pointer: Mapping[str, Any]) -> str | None:

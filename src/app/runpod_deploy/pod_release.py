@@ -129,6 +129,7 @@ def cleanup_pointer(request: PointerCleanup, deps: PodCommandDeps) -> int:
         provider=provider,
         pointers=_pointers_of(path, pointer),
         pod_name=pod_name,
+        billed=deps.providers.billed(provider),
     )
 
 
@@ -142,7 +143,14 @@ def cleanup_pod_id(request: PointerCleanup, provider: str, deps: PodCommandDeps)
         for path, data in user_pointers(state_paths(deps.home, deps.environ)).items()
         if pointer_pod_id(data) == pod_id and pointer_provider(data) == provider
     ]
-    return _release(request, cloud, pod_id=pod_id, provider=provider, pointers=pointers)
+    return _release(
+        request,
+        cloud,
+        pod_id=pod_id,
+        provider=provider,
+        pointers=pointers,
+        billed=deps.providers.billed(provider),
+    )
 
 
 def _pod_by_name(
@@ -190,6 +198,7 @@ def _release(
     provider: str,
     pointers: list[Path],
     pod_name: str | None = None,
+    billed: bool = True,
 ) -> int:
     path = request.state_file or "no state file"
     dry = "[dry-run] " if request.dry_run else ""
@@ -207,7 +216,7 @@ def _release(
         logger.info("preserve: pod %s left as it is (%s)", pod_id, status.desired_status)
         return EXIT_OK
     if request.mode == "stop":
-        return _stop(request, cloud, status, provider)
+        return _stop(request, cloud, status, provider, billed=billed)
     if request.dry_run:
         logger.info("[dry-run] would delete pod %s and remove the state file(s) naming it", pod_id)
         return EXIT_OK
@@ -248,7 +257,9 @@ def _unlink_all(pointers: list[Path], pod_id: str, pod_name: str | None) -> None
             logger.info("removed the state file %s", pointer)
 
 
-def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider: str) -> int:
+def _stop(
+    request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider: str, *, billed: bool
+) -> int:
     pod_id = status.pod_id
     if status.desired_status == POD_EXITED:
         logger.info("pod %s is already stopped", pod_id)
@@ -266,6 +277,7 @@ def _stop(request: PointerCleanup, cloud: GpuCloud, status: PodStatus, provider:
         provider=provider,
         state_file=None if request.state_file is None else str(request.state_file),
         volume_gb=status.volume_gb,
+        billed=billed,
         stopped_why="(cleanup --mode stop)",
     )
     if note:
@@ -321,7 +333,7 @@ def cleanup_all_stopped(request: BulkCleanup, deps: PodCommandDeps) -> int:
         pointers={},
         provider=provider,
         now=deps.clock.now(),
-        volume_rates=storage_rates(provider),
+        volume_rates=storage_rates(billed=deps.providers.billed(provider)),
     )
     for line in stale_table(report):
         deps.out(line)
@@ -374,7 +386,7 @@ def _offer_to_remove_dangling(
         pointers=pointers,
         provider=request.provider,
         now=deps.clock.now(),
-        volume_rates=storage_rates(request.provider),
+        volume_rates=storage_rates(billed=deps.providers.billed(request.provider)),
     ).dangling
     if not dangling:
         return EXIT_OK

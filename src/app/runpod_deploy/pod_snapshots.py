@@ -73,5 +73,7 @@ def _remote_text(shell: RemoteShell, command: str, *, quiet_failure: bool = Fals
 
 
 def _describe(status: PodStatus) -> str:
+    """The pod as its provider reported it; `access` is the provider's own (an SSH endpoint,
+    a directory...), written as it renders."""
     data: dict[str, Any] = attrs.asdict(status)
-    return json.dumps(data, indent=2)
+    return json.dumps(data, indent=2, default=str)

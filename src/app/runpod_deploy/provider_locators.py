@@ -1,86 +1,61 @@
-"""Where a provider's pods are reached: the locator `run` builds from its config, and the one a
-pod pointer recorded for the commands after it (`cleanup`, `logs`, `ls-stale`).
+"""Where a provider's pods are reached, as pod pointers record it: the `locator` object of a
+pointer (the plugin's typed locator, unstructured: provider_plugin.unstructure_locator), read
+back for the commands after the run (`cleanup`, `logs`, `ls-stale`).
 
-A locator is a flat JSON object handed to the composition root with the provider's name; each
-provider reads the keys it needs and ignores the rest:
+Pointers written by older releases still load: keys a plugin's locator does not know are
+ignored, missing ones take its defaults, and the plugin's `legacy_locator` says what an older
+pointer implies (the local provider's top-level `pods_root`). From a pointer, the locator also
+names the pod (`pod_id`), so a changed host key is refused naming it.
 
-- every provider that reaches its pods over SSH: `key_path` (None: the agent's keys only),
-  `use_agent`, `known_hosts` (the pinned host key file, beside the run's pointer) and
-  `connect_timeout` (never longer than the ready timeout);
-- `ssh`: also `host`, `port`, `user`, `workspaces_root`;
-- `local`: `pods_root`, as its backend recorded it;
-- from a pointer: `pod_id`, so a changed host key is refused naming the pod.
-
-The Backend built from a locator says which of these keys it needs again later
-(`Backend.locator`), and the run records exactly that in its pointers.
+Files a run keeps beside its pointer (`<stamp>.known_hosts`, the pinned host keys) and that its
+locator names go with the pointer when it is removed.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pegboard.domain.gpujob.spec import JobSpec, Provider, SshSpec
-from pegboard.domain.gpujob.stale import pointer_pod_id
+from pegboard.domain.gpujob.provider_registry import ProviderRegistry
+from pegboard.domain.gpujob.stale import pointer_pod_id, pointer_provider
 
 LOCATOR_KEY = "locator"  # where a pointer keeps its backend's locator
-PINNED_HOST_KEYS_SUFFIX = ".known_hosts"
-MAX_CONNECT_TIMEOUT_SEC = 10.0
 
 
-def pinned_host_keys_path(run_pointer: Path) -> Path:
-    """The run's pinned host key file: beside its pointer, `<state dir>/runs/<stamp>.known_hosts`."""
-    return run_pointer.with_suffix(PINNED_HOST_KEYS_SUFFIX)
-
-
-def config_locator(
-    spec: JobSpec, *, home: str, pinned_host_keys: Path, ready_timeout_sec: float
-) -> dict[str, Any]:
-    """What the config says about reaching its pods (the `ssh:` section), for `run`."""
-    ssh = spec.ssh
-    locator: dict[str, Any] = {
-        "key_path": configured_key_path(ssh, home),
-        "use_agent": ssh.use_agent,
-        "known_hosts": str(pinned_host_keys),
-        "connect_timeout": min(MAX_CONNECT_TIMEOUT_SEC, float(ready_timeout_sec)),
-    }
-    if spec.pod.provider is Provider.SSH:
-        locator.update(
-            host=ssh.host, port=ssh.port, user=ssh.user, workspaces_root=ssh.workspaces_root
-        )
-    return locator
-
-
-def recorded_locator(pointer: Mapping[str, Any]) -> dict[str, Any]:
-    """The locator a pod pointer recorded, with the pod it names (older pointers of the local
-    provider kept `pods_root` at the top level)."""
+def recorded_locator(pointer: Mapping[str, Any], providers: ProviderRegistry) -> dict[str, Any]:
+    """The locator a pod pointer recorded (unstructured), with the pod it names; {} when it
+    recorded none (the provider's defaults reach its pods)."""
     recorded = pointer.get(LOCATOR_KEY)
     locator = dict(recorded) if isinstance(recorded, Mapping) else {}
-    legacy_root = pointer.get("pods_root")
-    if "pods_root" not in locator and isinstance(legacy_root, str) and legacy_root:
-        locator["pods_root"] = legacy_root
+    plugin = providers.get(pointer_provider(pointer))
+    if plugin is not None:
+        locator = {**plugin.legacy_locator(pointer), **locator}
     pod_id = pointer_pod_id(pointer)
     if locator and pod_id:
         locator.setdefault("pod_id", pod_id)
     return locator
 
 
-def forget_pinned_host_keys(run_pointer: Path) -> None:
-    """Remove the run's pinned host key file along with its pointer (the pod is gone)."""
-    try:
-        pinned_host_keys_path(run_pointer).unlink(missing_ok=True)
-    except OSError:
-        pass  # a leftover pin is harmless: it only ever names that pod
+def run_files_beside(pointer_path: Path, pointer: Mapping[str, Any]) -> list[Path]:
+    """The files of the run beside its pointer that its locator names (`<stamp>.<suffix>`):
+    removed with it. Never a file the pointer merely names elsewhere."""
+    recorded = pointer.get(LOCATOR_KEY)
+    values = recorded.values() if isinstance(recorded, Mapping) else ()
+    files = []
+    for value in values:
+        if not isinstance(value, str) or not value:
+            continue
+        path = Path(value)
+        if path != pointer_path and path == pointer_path.with_suffix(path.suffix):
+            files.append(path)
+    return files
 
 
-def configured_key_path(ssh: SshSpec, home: str) -> str | None:
-    """The key file to offer, `~` as the run's HOME; None when the agent is asked and the
-    default key is absent (a missing key the user named is still an error, when connecting)."""
-    path = ssh.key_path
-    if path == "~" or path.startswith("~/"):
-        path = os.path.join(home, path[2:])
-    if ssh.use_agent and ssh.key_path == SshSpec().key_path and not Path(path).is_file():
-        return None
-    return path
+def forget_run_files(pointer_path: Path, pointer: Mapping[str, Any]) -> None:
+    """Remove the run's files beside its pointer (the pod is gone)."""
+    for path in run_files_beside(pointer_path, pointer):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass  # a leftover pin is harmless: it only ever names that pod

@@ -26,6 +26,7 @@ from pegboard.domain.gpujob.network_volume import (
     place_on_volume,
 )
 from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.provider_plugin import unstructure_locator
 from pegboard.domain.gpujob.provisioning import (
     Candidate,
     CandidatePlan,
@@ -61,7 +62,7 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
     override = override_plan(run.request)
     if override is not None:
         gpu_id = override.candidates[0].gpu_id
-        catalog = gpu_catalog(cloud, run.spec.pod)
+        catalog = gpu_catalog(cloud, run.spec.pod, listed=_has_catalog(run, cloud))
         if catalog and gpu_id not in catalog:
             problem = ConfigProblem(
                 source="--gpu-id", path="", message=unknown_gpu_message(gpu_id, catalog)
@@ -86,7 +87,9 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
         logger.warning("[provision] GPU prices unavailable (%s); price cap not checked", exc)
     if run.request.max_gpu_price_usd is not None and not prices:
         logger.warning("[provision] no GPU prices known: --max-gpu-price cannot be checked")
-    refuse_unknown_gpus(cloud, pod, run.document, stock=stock, prices=prices)
+    refuse_unknown_gpus(
+        cloud, pod, run.document, stock=stock, prices=prices, listed=_has_catalog(run, cloud)
+    )
     plan = plan_candidates(
         gpu_order=pod.gpu_order,
         datacenters=datacenters,
@@ -109,6 +112,11 @@ def candidate_plan(run: RunContext, cloud: GpuCloud) -> CandidatePlan:
             skipped.reason,
         )
     return attrs.evolve(plan, network_volume_id=volume_id)
+
+
+def _has_catalog(run: RunContext, cloud: GpuCloud) -> bool:
+    """GPU type ids are this provider's catalog (not labels, as on a machine you already have)."""
+    return run.deps.providers.has_gpu_catalog(cloud.provider)
 
 
 def _volume_placement(run: RunContext, cloud: GpuCloud) -> VolumePlacement | None:
@@ -146,13 +154,7 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
     # unique name): a crash between create and the next write still leaves a pointer that
     # `ls-stale` matches to the pod and `cleanup --state-file` releases.
     write_intent_pointer(run)
-    pod_env = run.backend.pod_env()
-    if cloud.provider == "runpod" and "PUBLIC_KEY" not in pod_env:
-        logger.warning(
-            "[provision] no public key found for ssh.key_path %s (nor in the agent): the pod "
-            "trusts only the keys in your RunPod account settings",
-            run.spec.ssh.key_path,
-        )
+    pod_env = run.backend.pod_env()  # the plugin warns about what it cannot put there
     errors: list[str] = []
     for index, candidate in enumerate(plan.candidates):
         request = pod_request(
@@ -363,7 +365,7 @@ def pointer_locator(run: RunContext) -> dict[str, Any]:
         "pod_name": run.job.run_id,
         "run_pointer": str(run.pointers.run.path),
         "config_state_file": str(run.pointers.config.path),
-        LOCATOR_KEY: dict(run.backend.locator),
+        LOCATOR_KEY: unstructure_locator(run.backend.locator),
     }
 
 

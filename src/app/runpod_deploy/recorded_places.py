@@ -9,12 +9,13 @@ single pod is looked up place by place, and stopped or deleted where it was foun
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.errors import NotFound, PortError, UsageError
+from pegboard.domain.gpujob.provider_plugin import ProviderPlugin
+from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.gpujob.stale import pointer_provider
 from pegboard.domain.ports.gpu_cloud import (
     GpuCloud,
@@ -29,28 +30,37 @@ from .provider_locators import recorded_locator
 
 logger = logging.getLogger(__name__)
 
-# Per run, not per place: two runs on one host pinned the same key in two files.
-_PER_RUN_KEYS = ("pod_id", "known_hosts")
-
 
 def recorded_locators(
-    pointers: Mapping[str, Mapping[str, Any]], provider: str
+    pointers: Mapping[str, Mapping[str, Any]], provider: str, providers: ProviderRegistry
 ) -> list[dict[str, Any]]:
     """One locator per distinct place the pointers of `provider` recorded (newest file first
-    wins; the per-run keys do not make two places)."""
+    wins; the plugin's place_of says what makes two places: per-run files do not)."""
+    plugin = providers.get(provider)
+    if plugin is None or plugin.place_of is None:
+        return []
     places: dict[str, dict[str, Any]] = {}
     for data in pointers.values():
         if pointer_provider(data) != provider:
             continue
-        locator = recorded_locator(data)
+        locator = recorded_locator(data, providers)
         locator.pop("pod_id", None)
         if not locator:
             continue
-        place = json.dumps(
-            {k: v for k, v in locator.items() if k not in _PER_RUN_KEYS}, sort_keys=True
-        )
-        places.setdefault(place, locator)
+        try:
+            place = plugin.place_of(plugin.load_locator(locator))
+        except UsageError as exc:  # a state file edited by hand: not a place to ask
+            logger.warning("%s", exc)
+            continue
+        if place is not None:
+            places.setdefault(place[0], locator)
     return list(places.values())
+
+
+def place_name(plugin: ProviderPlugin[Any], locator: Mapping[str, Any]) -> str:
+    """How messages name the place `locator` (a recorded_locators entry) is."""
+    place = plugin.place_of(plugin.load_locator(locator)) if plugin.place_of else None
+    return place[1] if place else plugin.name
 
 
 class RecordedPlaces:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pegboard.domain.errors import ConfigError, PegboardError, UsageError
 from pegboard.domain.gpujob.plan import Phase
+from pegboard.domain.gpujob.provider_plugin import LocatorContext
 from pegboard.domain.gpujob.records import DeployMetadata
 
 from .dry_run import dry_run
@@ -42,7 +43,6 @@ from .lifecycle_action import finish
 from .on_pod import run_on_pod
 from .phases import Redactor, secret_payload
 from .pod_pointers import run_pointer_path
-from .provider_locators import config_locator, pinned_host_keys_path
 from .provisioning import provision
 from .run_manifest import write_manifest
 from .run_recorder import prove_writable
@@ -59,6 +59,7 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
     loaded = load_job(
         config_path=request.config_path,
         read_document=deps.read_document,
+        providers=deps.providers,
         cli_vars=request.cli_vars,
         home=deps.home,
         environ=deps.environ,
@@ -90,19 +91,16 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
 
 def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
     """The config's provider, reached where its config says (the ssh host, keys, and this
-    run's pinned host key file beside its pointer)."""
+    run's pinned host key file beside its pointer): its plugin's locator from the config."""
     provider = str(loaded.spec.pod.provider)
-    if deps.backend_at is None:
-        backend = deps.backend_for(provider)
-        return _usable(backend, request, loaded)
+    plugin = deps.providers.plugin(provider)
     state_dir = state_paths(deps.home, deps.environ).directory
-    run_pointer = run_pointer_path(state_dir, posixpath.basename(loaded.job.run_dir))
-    locator = config_locator(
-        loaded.spec,
+    context = LocatorContext(
         home=deps.home,
-        pinned_host_keys=pinned_host_keys_path(run_pointer),
+        run_pointer=run_pointer_path(state_dir, posixpath.basename(loaded.job.run_dir)),
         ready_timeout_sec=request.ssh_ready_timeout_sec or loaded.spec.budget.ssh_ready_timeout_sec,
     )
+    locator = plugin.locator_from_config(loaded.spec, context)
     return _usable(deps.backend_at(provider, locator), request, loaded)
 
 

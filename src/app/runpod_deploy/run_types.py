@@ -13,13 +13,25 @@ from typing import Any
 import attrs
 
 from pegboard.domain.documents import SourceDocument
-from pegboard.domain.errors import PegboardError, UsageError
+from pegboard.domain.errors import PegboardError
+from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.gpujob.records import DeployMetadata
+from pegboard.domain.ports.backend import Backend, LocatorNeeded
 from pegboard.domain.ports.clock import Clock
-from pegboard.domain.ports.file_sync import FileSync
-from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
-from pegboard.domain.ports.remote_shell import RemoteShell
 from pegboard.domain.retry import Backoff
+
+__all__ = [
+    "Backend",
+    "BackendAt",
+    "BackendFor",
+    "LocatorNeeded",
+    "PhaseFailed",
+    "ReadDocument",
+    "RunDeps",
+    "RunRequest",
+    "RunResult",
+    "Timing",
+]
 
 ReadDocument = Callable[[Path], SourceDocument]
 
@@ -60,48 +72,11 @@ class RunResult:
     failure_reason: str | None = None
 
 
-def _nothing_to_close() -> None:
-    return None
-
-
-def _no_pod_env() -> Mapping[str, str]:
-    return {}
-
-
-@attrs.frozen
-class Backend:
-    """One provider: its GpuCloud and how to reach a pod's shell and files."""
-
-    cloud: GpuCloud
-    open_shell: Callable[[PodStatus], RemoteShell]
-    open_sync: Callable[[PodStatus], FileSync]
-    # Recorded in every pod pointer (its `locator`): what a later process needs to reach this
-    # backend's pods with other settings or no config at all (the local provider's pods root;
-    # the ssh provider's host, port, user, key and pinned host key file). JSON values only.
-    locator: Mapping[str, Any] = attrs.field(factory=dict)
-    # Releases what the backend holds (the ssh provider's one connection); the run calls it
-    # once at its very end, on every path. The pod's shells must not close what they share.
-    close: Callable[[], None] = _nothing_to_close
-    # What a new pod's environment must hold for this backend to reach it (RunPod: PUBLIC_KEY);
-    # asked once, just before the first create.
-    pod_env: Callable[[], Mapping[str, str]] = _no_pod_env
-    # Raises UsageError (one line: what is missing and the fix) when this backend cannot work
-    # at all: no API key, no usable ssh key. `run` asks before anything is recorded or created.
-    check_usable: Callable[[], None] = _nothing_to_close
-    # The create call itself ran a command over the connection the pod's shell uses (the ssh
-    # provider's claim), so a pod this run just created needs no separate ready probe.
-    create_proves_shell: bool = False
-
-
-class LocatorNeeded(UsageError):
-    """The provider must be told where its pods are (`ssh`: a host), and nothing said so: the
-    pod commands then look where this user's runs were (recorded_places.py)."""
-
-
 BackendFor = Callable[[str], Backend]  # provider name -> Backend; UsageError if unavailable
-# provider name + a locator (from the config for `run`, from a pod pointer for the commands
-# after it) -> the Backend that reaches that provider's pods there; UsageError if unavailable.
-BackendAt = Callable[[str, Mapping[str, Any]], Backend]
+# provider name + a locator -> the Backend that reaches that provider's pods there; UsageError
+# if unavailable. The locator is the plugin's typed one (`run`: from the config), or the
+# unstructured mapping a pod pointer recorded (the commands after it); empty: backend_for.
+BackendAt = Callable[[str, Any], Backend]
 
 
 READY_POLL = Backoff(first_delay=0.5, factor=2.0, max_delay=5.0)
@@ -136,7 +111,11 @@ class RunDeps:
     """What the `run` use case needs from the outside world (the container builds it)."""
 
     read_document: ReadDocument
+    providers: ProviderRegistry  # pod.provider's values, sections and capabilities
     backend_for: BackendFor
+    # The backend for the config's provider at the config's locator (ssh host, keys, pinned
+    # host key file).
+    backend_at: BackendAt
     clock: Clock
     environ: Mapping[str, str]
     random_hex: Callable[[], str]
@@ -148,6 +127,3 @@ class RunDeps:
     read_local_file: Callable[[str], bytes]
     tool_output: Callable[[bytes], None] | None = None  # setup/preflight output (stderr)
     timing: Timing = attrs.field(factory=Timing)
-    # The backend for the config's provider at the config's locator (ssh host, keys, pinned
-    # host key file); None: backend_for(provider), which needs no settings (fakes, local).
-    backend_at: BackendAt | None = None

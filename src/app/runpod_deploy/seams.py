@@ -2,16 +2,15 @@
 apps take (home dir, random hex, YAML reader, bounded file readers, clock) are
 pegboard.app.shared.seams.
 
-container.py (dependency-injector, the composition root of `run` and the pod commands)
-composes both. Commands that only read local files (`--help`, `validate`, the record readers,
-`run --offline-dry-run` through client_side_run_deps) call them directly instead: importing
-dependency-injector pulls in asyncio and pydantic (~100 ms), more than such a command should take. Both paths call the same functions; adapters
-are imported inside them, so nothing heavy loads until it is used.
+container.py (dependency-injector, the one composition root of `run` and the pod commands)
+composes both; there is no second hand-built copy of their dependencies. Commands that only
+read local files and build no RunDeps (`--help`, `validate`, the record readers) call single
+seams directly (dependency-injector pulls in asyncio, ~50 ms, more than such a command should
+take). Adapters are imported inside the functions, so nothing heavy loads until it is used.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 from pegboard.app.shared.seams import read_record_bytes
 
 if TYPE_CHECKING:  # annotations only: the record readers must not import them (startup)
+    from pegboard.domain.gpujob.provider_plugin import BuildContext
+    from pegboard.domain.gpujob.provider_registry import ProviderRegistry
     from pegboard.domain.gpujob.records import DeployMetadata
     from pegboard.domain.ports.gpu_cloud import GpuCloud
 
-    from .run_types import Backend, RunDeps
 
 # --- local files ----------------------------------------------------------------------------
 
@@ -56,23 +56,45 @@ def deploy_metadata(project_root: str) -> DeployMetadata:
     )
 
 
-# --- RunPod ---------------------------------------------------------------------------------
+# --- providers ------------------------------------------------------------------------------
 
 
-def runpod_gpu_cloud(environ: Mapping[str, str]) -> GpuCloud:
-    """The RunPod account (RUNPOD_API_KEY or ~/.runpod/config.toml, RUNPOD_API_BASE_URL) over
-    REST v2; nothing beyond the standard library is imported."""
-    from pegboard.adapters.runpod import RunPodGpuCloud
+def provider_registry() -> ProviderRegistry:
+    """The one list of providers (pegboard.adapters.providers: one package each); its plugins
+    import their adapters only when they build."""
+    from pegboard.adapters.providers import discover_registry
+
+    return discover_registry()
+
+
+def provider_names() -> tuple[str, ...]:
+    """The registered providers' names, default first: the `--provider` choices."""
+    return provider_registry().names()
+
+
+def build_context(environ: Mapping[str, str], home: str) -> BuildContext:
+    """What every provider plugin's `build` gets: the outside world, as values."""
+    from pegboard.app.shared import xdg
+    from pegboard.domain.gpujob.provider_plugin import BuildContext
+
+    from .state_paths import state_paths
+
+    return BuildContext(
+        environ=environ,
+        home=home,
+        state_dir=state_paths(home, environ).directory,
+        data_dir=xdg.data_home(environ, home),
+        progress=sys.stderr.buffer,
+    )
+
+
+def provider_gpu_cloud(provider: str, environ: Mapping[str, str]) -> GpuCloud:
+    """`provider`'s GpuCloud where nothing says where (RunPod: the account of RUNPOD_API_KEY
+    or ~/.runpod/config.toml, RUNPOD_API_BASE_URL)."""
     from pegboard.app.shared.seams import home_dir
 
-    return RunPodGpuCloud(environ=environ, home=home_dir(environ))
-
-
-def ssh_key_problem(key_path: str | None, use_agent: bool) -> str | None:
-    """Why no SSH login could work with this key file / agent setting (one line), or None."""
-    from pegboard.adapters.ssh_keys import key_problem
-
-    return key_problem(key_path, use_agent=use_agent)
+    context = build_context(environ, home_dir(environ))
+    return provider_registry().plugin(provider).build(context, None).cloud
 
 
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------
@@ -160,37 +182,3 @@ def serve_runpod_sandbox(
         raise UsageError(
             f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"
         ) from None
-
-
-# --- `run --offline-dry-run`: the run's dependencies without dependency-injector -------------
-
-
-def client_side_run_deps(environ: Mapping[str, str] | None = None) -> RunDeps:
-    """RunDeps for a run that never leaves this machine (`--offline-dry-run`): the seams the
-    container's `run_deps` composes, and no provider at all (an offline run asks none)."""
-    from pegboard import __version__
-    from pegboard.app.shared.seams import home_dir, random_hex, read_yaml_document, system_clock
-
-    from .run_types import RunDeps
-
-    env = os.environ if environ is None else environ
-    return RunDeps(
-        read_document=read_yaml_document,
-        backend_for=_no_provider_offline,
-        clock=system_clock(),
-        environ=env,
-        random_hex=random_hex,
-        job_output=write_stdout_bytes,
-        result_line=write_stdout_line,
-        home=home_dir(env),
-        tool_version=__version__,
-        deploy_metadata=deploy_metadata,
-        read_local_file=read_secret_file,
-        tool_output=write_stderr_bytes,
-    )
-
-
-def _no_provider_offline(provider: str) -> Backend:
-    from pegboard.domain.errors import UsageError
-
-    raise UsageError(f"--offline-dry-run makes no call to a provider (pod.provider {provider!r})")

@@ -42,7 +42,7 @@ def list_stale(*, provider: str, output: str, deps: PodCommandDeps) -> int:
         pointers=user_pointers(state_paths(deps.home, deps.environ)),
         provider=provider,
         now=deps.clock.now(),
-        volume_rates=storage_rates(provider),
+        volume_rates=storage_rates(billed=deps.providers.billed(provider)),
     )
     if output != "table":
         deps.out(render(stale_json(report), output).rstrip("\n"))

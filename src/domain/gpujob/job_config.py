@@ -21,6 +21,7 @@ from pegboard.domain.gpujob.budget import (
     check_budget,
     check_budget_section,
 )
+from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.gpujob.provisioning import Candidate, offline_candidate, pod_request
 from pegboard.domain.gpujob.spec import (
     BudgetSpec,
@@ -62,6 +63,7 @@ class JobConfig:
 def load_job_config(
     document: SourceDocument,
     *,
+    providers: ProviderRegistry,
     config_path: str,
     home: str,
     run_stamp: str,
@@ -74,11 +76,12 @@ def load_job_config(
     file, key and line) or UsageError (a bad override).
 
     `config_path` is where the config lives (its folder resolves relative local paths),
-    `home` what `~` means, `run_stamp` the run directory's name (templates.run_dir_name).
+    `home` what `~` means, `run_stamp` the run directory's name (templates.run_dir_name),
+    `providers` the registered providers (`pod.provider` and their sections).
     """
     overridden = cost_cap_usd is not None or max_runtime_minutes is not None
     try:
-        spec = parse_job_spec(document)
+        spec = parse_job_spec(document, providers)
     except SpecProblems as exc:
         # Every problem at once: the budget rule still holds for a budget section that parsed.
         budget_section = exc.sections.get("budget")
@@ -112,7 +115,8 @@ def load_job_config(
         problems += _problems_of(lambda: _check_local_paths(document, spec, job))
     problems += _problems_of(lambda: check_budget(spec, document=document, overridden=overridden))
     if problems:
-        raise SpecProblems(ConfigError(problems), attrs.asdict(spec, recurse=False))
+        sections = {**attrs.asdict(spec, recurse=False), **spec.sections}
+        raise SpecProblems(ConfigError(problems), sections)
     budget = check_budget(spec, document=document, overridden=overridden)
     return JobConfig(document=document, spec=spec, job=job, budget=budget)
 

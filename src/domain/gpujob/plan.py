@@ -10,12 +10,11 @@ import shlex
 
 import attrs
 
-from pegboard.domain.gpujob.spec import JobSpec, LifecycleAction
+from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER, JobSpec, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     DAYS_PER_MONTH,
     RUNNING_VOLUME_USD_PER_GB_MONTH,
     STOPPED_VOLUME_USD_PER_GB_MONTH,
-    UNBILLED_PROVIDERS,
     release_command,
 )
 
@@ -120,6 +119,7 @@ def leftover_note(
     provider: str,
     state_file: str | None,
     volume_gb: int | None,
+    billed: bool = True,
     pod_dir: str | None = None,
     cost_per_hour_usd: float | None = None,
     stopped_why: str = "for forensics",
@@ -134,7 +134,7 @@ def leftover_note(
     if action is LifecycleAction.DELETE:
         return None
     cleanup = release_command(pod_id=pod_id, provider=provider, state_file=state_file)
-    if provider == "local" and pod_dir:
+    if pod_dir:  # the pod is a directory on this machine (the local provider's)
         cleanup += f"   (or: rm -rf {shlex.quote(pod_dir)})"
     if action is LifecycleAction.PRESERVE:
         what = f"pod {pod_id!r} preserved (compute and disk continue billing)"
@@ -143,7 +143,6 @@ def leftover_note(
     else:
         what = f"pod {pod_id!r} stopped {stopped_why}"
     lines = [what + "."]
-    billed = provider not in UNBILLED_PROVIDERS
     disk_rate = (
         RUNNING_VOLUME_USD_PER_GB_MONTH
         if action is LifecycleAction.PRESERVE
@@ -168,6 +167,8 @@ def leftover_note(
         )
     lines.append("  Release it with:")
     lines.append(f"      {cleanup}")
-    listing = "runpod-deploy ls-stale" + ("" if provider == "runpod" else f" --provider {provider}")
+    listing = "runpod-deploy ls-stale" + (
+        "" if provider == DEFAULT_PROVIDER else f" --provider {provider}"
+    )
     lines.append(f"  Everything left behind, with its cost: {listing}")
     return "\n".join(lines)

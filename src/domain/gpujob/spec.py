@@ -7,8 +7,9 @@ which reports every problem at once; constructing these classes directly in code
 caller, like any value object.
 
 Additions over 0.8.4 (all optional, defaults keep 0.8.4 behaviour unless noted):
-- `pod.provider`: `runpod` (default), `local`, or `ssh` (a machine you already have, named by
-  `ssh.host`/`port`/`user`, with `ssh.key_path` or the ssh agent), so one config runs anywhere.
+- `pod.provider`: any registered provider (provider_registry.py: `runpod` by default, `local`,
+  `ssh`, ...), so one config runs anywhere; the sections a provider reads (`ssh:`, ...) are
+  declared by its plugin and held in `JobSpec.sections`.
 - `setup_after_secrets`: stage secrets before the setup commands (0.8.4 order is setup first).
 - `state_file` is templated, and its default is per config and job name instead of the shared
   `~/.runpod-deploy-current` (see `templates.default_state_file`).
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import NewType
+from typing import Any, NewType
 
 import attrs
 
 __all__ = [
     "DEFAULT_FAILURE_MARKERS",
+    "DEFAULT_PROVIDER",
     "DEFAULT_STAGING_EXCLUDES",
     "SCHEMA_VERSION",
     "AbsoluteOrTemplatePath",
@@ -45,13 +47,11 @@ __all__ = [
     "PortSpec",
     "PositiveFloat",
     "PositiveInt",
-    "Provider",
     "PythonVersion",
     "RemoteEnvSpec",
     "RunSpec",
     "SampleInterval",
     "SecretSpec",
-    "SshSpec",
     "StagingSpec",
     "StorageMode",
     "StorageSpec",
@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
+
+# `pod.provider` when the config names none, and `--provider`'s default: runpod-deploy 0.8.4's.
+DEFAULT_PROVIDER = "runpod"
 
 # Constrained scalars: plain ints/strs to mypy, checked by hooks in spec_validation.
 PositiveInt = NewType("PositiveInt", int)
@@ -91,14 +94,6 @@ DEFAULT_STAGING_EXCLUDES: tuple[str, ...] = (
     "**/__pycache__/",
     "**/*.pyc",
 )
-
-
-class Provider(enum.StrEnum):
-    """Where the pod comes from."""
-
-    RUNPOD = "runpod"
-    LOCAL = "local"
-    SSH = "ssh"
 
 
 class CloudType(enum.StrEnum):
@@ -134,7 +129,8 @@ class PodSpec:
     image: NonEmptyStr
     datacenters: tuple[NonEmptyStr, ...]
     gpu_order: tuple[NonEmptyStr, ...]
-    provider: Provider = Provider.RUNPOD
+    # A registered provider's name (checked against the registry when a document is parsed).
+    provider: NonEmptyStr = NonEmptyStr(DEFAULT_PROVIDER)
     cloud_type: CloudType = CloudType.SECURE
     ports: tuple[PortSpec, ...] = (PortSpec("22/tcp"),)
     container_disk_gb: PositiveInt = PositiveInt(20)
@@ -151,17 +147,6 @@ class StorageSpec:
     volume_mount: str = "/workspace"
     volume_name: str | None = None
     volume_gb: PositiveInt | None = None
-
-
-@attrs.frozen
-class SshSpec:
-    key_path: str = "~/.ssh/id_ed25519"
-    use_agent: bool = False
-    # pod.provider: ssh only: the machine, and where its per-run workspaces are claimed.
-    host: NonEmptyStr | None = None
-    port: PositiveInt = PositiveInt(22)
-    user: NonEmptyStr = NonEmptyStr("root")
-    workspaces_root: NonEmptyStr = NonEmptyStr("~/pegboard-workspaces")
 
 
 @attrs.frozen
@@ -301,7 +286,6 @@ class JobSpec:
     # None means the per-config default (templates.default_state_file).
     state_file: str | None = None
     local: LocalSpec = LocalSpec()
-    ssh: SshSpec = SshSpec()
     budget: BudgetSpec = BudgetSpec()
     remote_env: RemoteEnvSpec = RemoteEnvSpec()
     setup: tuple[CommandSpec, ...] = ()
@@ -314,6 +298,13 @@ class JobSpec:
     lifecycle: LifecycleSpec = LifecycleSpec()
     telemetry: TelemetrySpec = TelemetrySpec()
     variables: Mapping[Identifier, str] = attrs.field(factory=dict)
+    # The top-level sections the registered providers declare (`ssh:`, ...), by key, each
+    # structured as its plugin's type (an absent one: that type's defaults). Not a YAML key.
+    sections: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def section(self, key: str) -> Any:
+        """The provider section `key` (KeyError: no registered provider declares it)."""
+        return self.sections[key]
 
     def with_budget_overrides(
         self,

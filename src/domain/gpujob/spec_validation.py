@@ -32,6 +32,7 @@ from pegboard.domain.config_problems import cattrs_problems, config_error, unkno
 from pegboard.domain.documents import KeyPath, SourceDocument
 from pegboard.domain.errors import ConfigError, PegboardError
 from pegboard.domain.gpujob.spec import (
+    DEFAULT_PROVIDER,
     SCHEMA_VERSION,
     AbsoluteOrTemplatePath,
     CloudType,
@@ -46,15 +47,16 @@ from pegboard.domain.gpujob.spec import (
     PortSpec,
     PositiveFloat,
     PositiveInt,
-    Provider,
     PythonVersion,
     SampleInterval,
     SecretSpec,
-    SshSpec,
     StorageMode,
     StorageSpec,
 )
 from pegboard.domain.input_limits import number_problem
+
+if typing.TYPE_CHECKING:
+    from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OCTAL_MODE = re.compile(r"^0?[0-7]{3}$")
@@ -90,51 +92,74 @@ class SpecProblems(ConfigError):
         self.sections = dict(sections)
 
 
-def parse_job_spec(document: SourceDocument) -> JobSpec:
-    """Structure `document` into a JobSpec; raise one SpecProblems listing every problem."""
+def parse_job_spec(document: SourceDocument, providers: ProviderRegistry) -> JobSpec:
+    """Structure `document` into a JobSpec; raise one SpecProblems listing every problem.
+
+    `pod.provider` must name one of `providers`; the sections they declare (`ssh:`, ...) are
+    structured into `JobSpec.sections` (absent: their defaults) and checked by their rules.
+    """
     found: list[tuple[KeyPath, str]] = []
     data = document.data
     kwargs: dict[str, Any] = {}
-    fields = {f.name: f for f in attrs.fields(attrs.resolve_types(JobSpec))}
+    fields = {f.name: f for f in attrs.fields(attrs.resolve_types(JobSpec)) if f.name != "sections"}
+    known = [*fields, *providers.sections]
     if "stop" in data:
         found.append((("stop",), _REMOVED_STOP_BLOCK))
     for key in data:
-        if key not in fields and key != "stop":
-            found.append(((str(key),), _unknown_key_message(key, fields)))
+        if key not in known and key != "stop":
+            found.append(((str(key),), _unknown_key_message(key, known)))
     for name, field in fields.items():
         if name not in data:
             if field.default is attrs.NOTHING:
                 found.append(((name,), "required key missing"))
             continue
-        raw = _with_ssh_pod_defaults(data[name]) if name == "pod" else data[name]
+        raw = _with_pod_defaults(data[name], providers) if name == "pod" else data[name]
         try:
             kwargs[name] = _CONVERTER.structure(raw, field.type or Any)
         except Exception as exc:  # every structuring failure becomes problems, never a crash
             found.extend(_problems_from(exc, (name,)))
             continue
-        found.extend(_check_section(name, kwargs[name]))
-    found.extend(_ssh_provider_rules(kwargs))
+        found.extend(_check_section(name, kwargs[name], providers))
+    provider = _chosen_provider(data, kwargs)
+    sections: dict[str, Any] = {}
+    for key, section in providers.sections.items():
+        try:
+            sections[key] = (
+                _CONVERTER.structure(data[key], section.type) if key in data else (section.type())
+            )
+        except Exception as exc:
+            found.extend(_problems_from(exc, (key,)))
+            continue
+        if section.rules is not None and provider is not None and provider in providers:
+            rules = section.rules(sections[key], provider)
+            found.extend(((key, *path), message) for path, message in rules)
     if found:
         bad = {path[0] for path, _ in found if path}
-        raise SpecProblems(
-            config_error(document, found), {k: v for k, v in kwargs.items() if k not in bad}
-        )
-    return JobSpec(**kwargs)
+        good = {k: v for k, v in {**kwargs, **sections}.items() if k not in bad}
+        raise SpecProblems(config_error(document, found), good)
+    return JobSpec(**kwargs, sections=sections)
 
 
-# `pod.provider: ssh` runs on the machine `ssh.host` names: nothing to pick an image, a
-# datacenter or a GPU type from, so these keys are optional there (recorded when given).
-SSH_POD_DEFAULTS: Mapping[str, Any] = {
-    "image": "ssh-host",
-    "datacenters": ["ssh-host"],
-    "gpu_order": ["SSH-HOST"],
-}
+def _chosen_provider(data: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str | None:
+    """The provider of a pod section that parsed, else the one the document names."""
+    pod = kwargs.get("pod")
+    if isinstance(pod, PodSpec):
+        return str(pod.provider)
+    raw = data.get("pod")
+    name = raw.get("provider", DEFAULT_PROVIDER) if isinstance(raw, Mapping) else DEFAULT_PROVIDER
+    return name if isinstance(name, str) else None
 
 
-def _with_ssh_pod_defaults(raw: Any) -> Any:
-    if not isinstance(raw, Mapping) or raw.get("provider") != Provider.SSH.value:
+def _with_pod_defaults(raw: Any, providers: ProviderRegistry) -> Any:
+    """The pod keys a provider makes optional (ssh: nothing to pick an image, a datacenter
+    or a GPU type from there), filled in when the config leaves them out."""
+    if not isinstance(raw, Mapping):
         return raw
-    return {**SSH_POD_DEFAULTS, **raw}
+    name = raw.get("provider", DEFAULT_PROVIDER)
+    plugin = providers.get(name) if isinstance(name, str) else None
+    if plugin is None or not plugin.pod_defaults:
+        return raw
+    return {**plugin.pod_defaults, **raw}
 
 
 # --- scalar hooks ---------------------------------------------------------------------------
@@ -332,7 +357,7 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook_factory(_is_homogeneous_tuple, _tuple_hook)
     converter.register_structure_hook_factory(_is_mapping, _mapping_hook)
     # Registered per class: a StrEnum is a str, and the exact-str hook would otherwise win.
-    for enum_type in (Provider, CloudType, StorageMode, LifecycleAction):
+    for enum_type in (CloudType, StorageMode, LifecycleAction):
         converter.register_structure_hook(enum_type, _enum_hook(enum_type))
     converter.register_structure_hook_factory(attrs.has, _attrs_hook(converter))
     return converter
@@ -365,9 +390,14 @@ def _unknown_key_message(key: object, known: Iterable[str], _cls: type | None = 
 # --- rules that need more than one value ----------------------------------------------------
 
 
-def _check_section(name: str, section: Any) -> list[tuple[KeyPath, str]]:
+def _check_section(
+    name: str, section: Any, providers: ProviderRegistry
+) -> list[tuple[KeyPath, str]]:
     found: list[tuple[KeyPath, str]] = []
-    if name == "schema_version" and section != SCHEMA_VERSION:
+    if name == "pod" and section.provider not in providers:
+        choices = ", ".join(providers)
+        found.append((("pod", "provider"), f"must be one of {choices}, got {section.provider!r}"))
+    elif name == "schema_version" and section != SCHEMA_VERSION:
         found.append(((name,), f"must be {SCHEMA_VERSION}, got {section!r}"))
     elif name == "variables":
         for key in section:
@@ -418,37 +448,8 @@ def _lifecycle_rules(lifecycle: LifecycleSpec) -> list[tuple[KeyPath, str]]:
     return []
 
 
-def _ssh_rules(ssh: SshSpec) -> list[tuple[KeyPath, str]]:
-    found: list[tuple[KeyPath, str]] = []
-    if ssh.port > 65535:
-        found.append((("port",), f"must be a TCP port (1-65535), got {ssh.port}"))
-    root = ssh.workspaces_root
-    if not (root.startswith("/") or root == "~" or root.startswith("~/")) or root.strip("/") == "":
-        found.append((("workspaces_root",), "must be an absolute path or start with ~/ (not /)"))
-    return found
-
-
-def _ssh_provider_rules(kwargs: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:
-    """`ssh.host` names the machine of `pod.provider: ssh`, and only of that provider."""
-    pod, ssh = kwargs.get("pod"), kwargs.get("ssh", SshSpec())
-    if pod is None:
-        return []
-    if pod.provider is Provider.SSH and ssh.host is None:
-        return [(("ssh", "host"), "required for pod.provider: ssh (the machine to run on)")]
-    if pod.provider is not Provider.SSH and ssh.host is not None:
-        return [
-            (
-                ("ssh", "host"),
-                f"only used with pod.provider: ssh (the {pod.provider} provider finds its pod's "
-                "address itself)",
-            )
-        ]
-    return []
-
-
 _CLASS_RULES: dict[type, Callable[[Any], list[tuple[KeyPath, str]]]] = {
     PodSpec: _pod_rules,
-    SshSpec: _ssh_rules,
     StorageSpec: _storage_rules,
     SecretSpec: _secret_rules,
     LifecycleSpec: _lifecycle_rules,

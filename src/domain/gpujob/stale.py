@@ -95,10 +95,6 @@ def storage_cost(volume_gb: int | None, usd_per_gb_month: float) -> tuple[float,
     return monthly / DAYS_PER_MONTH, monthly
 
 
-# Providers whose machine is already there: nothing is rented, nothing bills.
-UNBILLED_PROVIDERS = frozenset({"local", "ssh"})
-
-
 @attrs.frozen
 class VolumeRates:
     """USD per GB-month of a pod's volume disk, while it runs and once it is stopped."""
@@ -107,10 +103,10 @@ class VolumeRates:
     stopped: float
 
 
-def storage_rates(provider: str) -> VolumeRates:
-    """A provider's volume-disk rates: the local and ssh providers' disks are your own
-    machine's."""
-    if provider in UNBILLED_PROVIDERS:
+def storage_rates(*, billed: bool) -> VolumeRates:
+    """A provider's volume-disk rates: 0 for a provider that rents nothing (ProviderPlugin.billed
+    False: the local and ssh providers' disks are your own machine's)."""
+    if not billed:
         return VolumeRates(running=0.0, stopped=0.0)
     return VolumeRates(
         running=RUNNING_VOLUME_USD_PER_GB_MONTH, stopped=STOPPED_VOLUME_USD_PER_GB_MONTH

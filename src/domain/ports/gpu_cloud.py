@@ -1,7 +1,9 @@
 """GpuCloud port: rent one GPU pod, watch it come up, and stop, resume or terminate it.
 
-RunPod is the real provider (a later adapter); `local` runs "pods" as directories on this
-machine; FakeGpuCloud is the in-memory fake. Errors cross the port as PortError subclasses:
+One adapter per provider plugin (src/adapters/providers/<name>/): RunPod's API, ssh hosts,
+`local` "pods" as directories on this machine; FakeGpuCloud is the in-memory fake. The
+vocabulary is the provider's, not RunPod's: a pod is ready when its provider's own shell and file
+sync can reach it (`PodStatus.access`), however they do (SSH, a directory, an exec stream). Errors cross the port as PortError subclasses:
 NoCapacity when a create finds no machine for the GPU, CreateOutcomeUnknown when the create call
 failed in a way that may have left a pod behind (look it up by name), NotFound, Transient, ...
 """
@@ -31,14 +33,13 @@ __all__ = [
     "PodHandle",
     "PodRequest",
     "PodStatus",
-    "SshEndpoint",
 ]
 
 # desired_status values every adapter reports (RunPod's own vocabulary).
 POD_RUNNING = "RUNNING"
 POD_EXITED = "EXITED"  # stopped: compute released, disk kept
 POD_TERMINATED = "TERMINATED"
-POD_STARTING = "STARTING"  # created, not yet running (RunPod says CREATED or RUNNING w/o ssh)
+POD_STARTING = "STARTING"  # created, not yet reachable (RunPod: CREATED, or RUNNING w/o ssh)
 
 STOCK_NONE = "none"
 
@@ -112,20 +113,16 @@ class PodHandle:
 
 
 @attrs.frozen
-class SshEndpoint:
-    """Where the pod's sshd listens, once published."""
-
-    host: str
-    port: int
-    user: str = "root"
-
-
-@attrs.frozen
 class PodStatus:
     """One observation of a pod.
 
     `workspace_root` is where the requested volume_mount really lives as the pod's own shell sees
     it: the volume_mount itself on RunPod, the pod's directory for the local provider.
+
+    `access` is how this provider's own shell and file sync reach the pod, set once they can:
+    opaque to the core, typed by the adapter that sets it and read back by the same provider's
+    `open_shell`/`open_sync` (RunPod and ssh: an adapters.ssh_endpoint.SshEndpoint; local: the
+    pod's directories). None: not reachable (yet, or any more).
     """
 
     pod_id: str
@@ -134,7 +131,7 @@ class PodStatus:
     gpu_id: str | None = None
     datacenter_id: str | None = None
     image: str | None = None
-    ssh: SshEndpoint | None = None
+    access: object | None = None
     cost_per_hour_usd: float | None = None
     workspace_root: str | None = None
     volume_gb: int | None = None
@@ -146,7 +143,8 @@ class PodStatus:
 
     @property
     def ready(self) -> bool:
-        return self.desired_status == POD_RUNNING and self.ssh is not None
+        """Running, and reachable through the provider's own shell and file sync."""
+        return self.desired_status == POD_RUNNING and self.access is not None
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from helpers.runpod_configs import document, spec_from, with_sections
+from pegboard.adapters.providers import discover_registry
 from pegboard.domain.errors import ConfigError, UsageError
 from pegboard.domain.gpujob.budget import apply_budget_overrides, check_budget
 from pegboard.domain.gpujob.spec_validation import parse_job_spec
@@ -25,7 +26,9 @@ BUILTINS = RunBuiltins(
 
 def render(text: str, **cli: str) -> Any:
     doc = document(text)
-    return render_job(parse_job_spec(doc), cli_vars=cli, builtins=BUILTINS, document=doc)
+    return render_job(
+        parse_job_spec(doc, discover_registry()), cli_vars=cli, builtins=BUILTINS, document=doc
+    )
 
 
 def variable_bomb(levels: int = 10) -> dict[str, str]:
@@ -107,7 +110,7 @@ def test_numbers_out_of_range_are_refused_by_the_spec(
 def test_a_cap_that_buys_an_endless_deadline_is_refused_not_an_overflow() -> None:
     text = with_sections(budget={"cost_cap_usd": 1e12, "assumed_hourly_rate_usd": 1e-300})
     doc = document(text)
-    spec = parse_job_spec(doc)
+    spec = parse_job_spec(doc, discover_registry())
     with pytest.raises(ConfigError, match="buys a deadline past 1,000,000,000,000 seconds"):
         check_budget(spec, document=doc)
 

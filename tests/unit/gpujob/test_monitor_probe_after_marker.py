@@ -10,6 +10,7 @@ from typing import Any
 
 from helpers.gpujob_run import RunHarness
 from pegboard.adapters.fakes import FakeClock
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job
 from pegboard.app.runpod_deploy.phases import job_paths, monitor
@@ -63,6 +64,7 @@ def test_the_exit_is_asked_for_as_soon_as_the_marker_is_seen(tmp_path: Path) -> 
     job = load_job(
         config_path=h.config_path,
         read_document=read_yaml_document,
+        providers=discover_registry(),
         cli_vars={},
         home=str(tmp_path / "home"),
         now=datetime(2026, 1, 1, tzinfo=UTC),

@@ -15,6 +15,7 @@ from helpers.gpujob_run import RunHarness
 from helpers.pod_tools import PodToolsHarness
 from helpers.runpod_configs import MINIMAL_YAML
 from pegboard.adapters.fakes import FakeClock, FakeJob
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job
 from pegboard.app.runpod_deploy.phases import job_paths, monitor
@@ -24,6 +25,7 @@ from pegboard.app.runpod_deploy.run_types import PhaseFailed, Timing
 from pegboard.app.runpod_deploy.state_paths import state_paths
 from pegboard.domain.errors import ConfigError, NotFound, Transient, UsageError
 from pegboard.domain.gpujob.plan import RunBudget
+from pegboard.domain.gpujob.provider_plugin import unstructure_locator
 
 NEW_YEAR = datetime(2026, 1, 1, tzinfo=UTC)
 GOOD_JOB = FakeJob(output=[(0.0, b"training\n"), (1.0, b"ALL_DONE\n")], exit_code=0)
@@ -114,6 +116,7 @@ def test_item8_load_job_refuses_a_name_whose_state_file_cannot_exist(tmp_path: P
         load_job(
             config_path=h.config_path,
             read_document=read_yaml_document,
+            providers=discover_registry(),
             cli_vars={},
             home=str(tmp_path / "home"),
             now=NEW_YEAR,
@@ -150,6 +153,7 @@ def test_item9_monitor_ends_at_once_when_the_pod_is_gone(tmp_path: Path) -> None
     job = load_job(
         config_path=h.config_path,
         read_document=read_yaml_document,
+        providers=discover_registry(),
         cli_vars={},
         home=str(tmp_path / "home"),
         now=NEW_YEAR,
@@ -220,13 +224,14 @@ def test_a_local_pointer_is_cleaned_up_under_the_pods_root_it_records(tmp_path: 
         backend_at = current_container().backend_at()
         backend = backend_at("local", {"pods_root": str(tmp_path / "recorded")})
     assert backend.cloud.pods_root == tmp_path / "recorded"  # type: ignore[attr-defined]
-    assert backend.locator == {"pods_root": str(tmp_path / "recorded")}
+    assert unstructure_locator(backend.locator) == {"pods_root": str(tmp_path / "recorded")}
     assert asked == []
 
 
 def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) -> None:
     h = RunHarness(tmp_path)
     h.host.script_job(FAILING_JOB)
+    from pegboard.adapters.providers.local import LocalLocator
     from pegboard.app.runpod_deploy.run_types import Backend
 
     result = h.run(
@@ -235,7 +240,7 @@ def test_the_run_records_the_backend_locator_in_both_pointers(tmp_path: Path) ->
                 cloud=h.cloud,
                 open_shell=h.open_shell,
                 open_sync=lambda s: h.sync,
-                locator={"pods_root": "/somewhere"},
+                locator=LocalLocator(pods_root="/somewhere"),
             )
         }
     )
@@ -305,6 +310,7 @@ def _load(config: Path, home: Path) -> Any:
     return load_job(
         config_path=config,
         read_document=read_yaml_document,
+        providers=discover_registry(),
         cli_vars={},
         home=str(home),
         now=NEW_YEAR,
@@ -339,13 +345,11 @@ def test_a_pointer_written_before_create_stays_when_a_pod_may_exist(tmp_path: Pa
 
 
 def test_local_pods_follow_the_same_xdg_rule() -> None:
-    from pegboard.app.runpod_deploy.container import RunpodDeployContainer
-    from pegboard.app.shared.dependency_injection import providers
+    from helpers.runpod_container import container_with
 
     def pods_root(environ: dict[str, str]) -> Path:
-        container = RunpodDeployContainer()
-        container.environ.override(providers.Object({"HOME": "/h", **environ}))
-        return Path(container.pods_root())
+        container = container_with(environ={"HOME": "/h", **environ})
+        return Path(container.backend_for()("local").locator.pods_root)
 
     assert pods_root({}) == Path("/h/.local/share/pegboard/local-pods")
     assert pods_root({"XDG_DATA_HOME": "/d"}) == Path("/d/pegboard/local-pods")

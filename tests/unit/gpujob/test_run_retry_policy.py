@@ -11,6 +11,7 @@ import pytest
 
 from helpers.gpujob_run import RunHarness
 from pegboard.adapters.fakes import FakeClock
+from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job
 from pegboard.app.runpod_deploy.phases import job_paths, monitor, wait_until_ready
@@ -63,6 +64,7 @@ def _monitor_sleeps(tmp_path: Path, timing: Timing) -> list[float]:
     job = load_job(
         config_path=h.config_path,
         read_document=read_yaml_document,
+        providers=discover_registry(),
         cli_vars={},
         home=str(tmp_path / "home"),
         now=datetime(2026, 1, 1, tzinfo=UTC),

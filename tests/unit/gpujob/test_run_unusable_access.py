@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from helpers.gpujob_run import RunHarness
+from helpers.runpod_container import container_with
 from helpers.ssh_keys import install_ssh_key
-from pegboard.app.runpod_deploy.container import _runpod_backend, _ssh_backend
 from pegboard.app.runpod_deploy.run_types import Backend
 from pegboard.domain.errors import Unauthorized, UsageError
 from pegboard.domain.ports.remote_shell import HostKeyRejected
@@ -63,6 +63,15 @@ def test_a_refusal_ends_the_ready_wait_at_once_and_on_failure_runs(
     assert str(error) in manifest["failure_reason"] and "no retry" in manifest["failure_reason"]
     assert manifest["lifecycle_action"] == "stop" and manifest["pod_final_state"] == "EXITED"
     h.assert_nothing_unaccounted(manifest)  # the stopped pod is named, with its release
+
+
+def _runpod_backend(environ: dict[str, str], home: str, locator: dict[str, Any]) -> Backend:
+    """The runpod plugin's backend, as the container builds it at a pointer's locator."""
+    return container_with(environ=environ, home=home).backend_at()("runpod", locator)
+
+
+def _ssh_backend(locator: dict[str, Any]) -> Backend:
+    return container_with(environ={}, home="/nonexistent").backend_at()("ssh", locator)
 
 
 def test_the_runpod_backend_needs_an_api_key_and_a_usable_ssh_key(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from pegboard.domain.gpujob.spec import (
     DEFAULT_STAGING_EXCLUDES,
     CloudType,
     LifecycleAction,
-    Provider,
     StorageMode,
 )
 
@@ -103,13 +102,13 @@ def test_minimal_config_gets_the_0_8_4_defaults() -> None:
     assert spec.run_id_prefix is None and spec.state_file is None
     assert spec.local.project_root == "." and spec.local.required_paths == ()
     pod = spec.pod
-    assert pod.provider is Provider.RUNPOD
+    assert pod.provider == "runpod"
     assert pod.cloud_type is CloudType.SECURE
     assert pod.ports == ("22/tcp",)
     assert (pod.container_disk_gb, pod.gpu_count, pod.spot) == (20, 1, False)
     assert pod.min_vcpu_count is None and pod.min_memory_gb is None and pod.python_version is None
     assert spec.storage.mode is StorageMode.EPHEMERAL and spec.storage.volume_mount == "/workspace"
-    assert spec.ssh.key_path == "~/.ssh/id_ed25519"
+    assert spec.section("ssh").key_path == "~/.ssh/id_ed25519"
     budget = spec.budget
     assert (budget.cost_cap_usd, budget.assumed_hourly_rate_usd) == (10.0, 1.65)
     assert (budget.max_runtime_minutes, budget.poll_interval_sec) == (None, 60)
@@ -132,12 +131,12 @@ def test_every_key_is_read() -> None:
     assert spec.local.required_paths == ("pyproject.toml",)
     assert dict(spec.variables) == {"seed": "0", "out": "/workspace/out-{seed}"}
     pod = spec.pod
-    assert pod.provider is Provider.LOCAL and pod.cloud_type is CloudType.COMMUNITY
+    assert pod.provider == "local" and pod.cloud_type is CloudType.COMMUNITY
     assert pod.gpu_order == ("A4000", "A5000") and pod.ports == ("22/tcp", "8888/http")
     assert (pod.container_disk_gb, pod.gpu_count, pod.spot) == (40, 2, True)
     assert (pod.min_vcpu_count, pod.min_memory_gb, pod.python_version) == (8, 32, "3.13.5")
     assert spec.storage.volume_name == "vol" and spec.storage.volume_mount == "/vol"
-    assert spec.ssh.key_path == "~/.ssh/other"
+    assert spec.section("ssh").key_path == "~/.ssh/other"
     assert spec.budget.cost_cap_usd == 5.0 and isinstance(spec.budget.cost_cap_usd, float)
     assert spec.budget.timeout_sec == 3600 and spec.budget.ssh_ready_timeout_sec == 300
     assert spec.remote_env.exports == {"HF_HOME": "/vol/hf"}

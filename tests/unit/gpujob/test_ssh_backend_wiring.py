@@ -9,19 +9,37 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
 from helpers.runpod_configs import spec_from, with_sections
+from pegboard.adapters.providers import discover_registry
+from pegboard.adapters.providers.ssh.section import pinned_host_keys_path
+from pegboard.app.runpod_deploy import provider_locators
 from pegboard.app.runpod_deploy.pod_pointers import PodPointer, unlink_pointer_if_names
-from pegboard.app.runpod_deploy.provider_locators import (
-    config_locator,
-    pinned_host_keys_path,
-    recorded_locator,
-)
 from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob.provider_plugin import LocatorContext, unstructure_locator
 
 SSH = {"host": "gpu1.lab", "port": 2222, "user": "me", "workspaces_root": "/data/runs"}
+
+
+def config_locator(
+    spec: Any, *, home: str, pinned_host_keys: Path, ready_timeout_sec: float
+) -> dict[str, Any]:
+    """The ssh plugin's locator for `run`, as a mapping (the pod it names left out)."""
+    context = LocatorContext(
+        home=home,
+        run_pointer=pinned_host_keys.with_suffix(".json"),
+        ready_timeout_sec=ready_timeout_sec,
+    )
+    locator = discover_registry()["ssh"].locator_from_config(spec, context)
+    return {k: v for k, v in attrs.asdict(locator).items() if k != "pod_id"}
+
+
+def recorded_locator(pointer: dict[str, Any]) -> dict[str, Any]:
+    return provider_locators.recorded_locator(pointer, discover_registry())
 
 
 def _ssh_spec(**ssh: object) -> object:
@@ -108,7 +126,7 @@ def test_the_ssh_backend_is_built_from_a_locator_and_records_what_reaches_it_aga
     backend = backend_at("ssh", locator)
     try:
         assert backend.cloud.provider == "ssh"
-        assert backend.locator == {
+        assert unstructure_locator(backend.locator) == {
             "host": "gpu1.lab",
             "port": 2222,
             "user": "me",
@@ -117,7 +135,7 @@ def test_the_ssh_backend_is_built_from_a_locator_and_records_what_reaches_it_aga
             "workspaces_root": "/data/runs",
             "known_hosts": str(tmp_path / "pins"),
         }
-        json.dumps(dict(backend.locator))  # recorded as is in a pointer
+        json.dumps(unstructure_locator(backend.locator))  # recorded as is in a pointer
     finally:
         backend.close()
 
@@ -164,10 +182,10 @@ def test_places_are_one_per_host_whatever_the_runs_pinned_key_files() -> None:
         "c.json": pointer("ssh-3", "gpu2", "/s/c.known_hosts"),
         "d.json": {"pod_id": "rp-1", "provider": "runpod"},
     }
-    places = recorded_locators(pointers, "ssh")
+    places = recorded_locators(pointers, "ssh", discover_registry())
     assert [(p["host"], p["known_hosts"]) for p in places] == [
         ("gpu1", "/s/a.known_hosts"),
         ("gpu2", "/s/c.known_hosts"),
     ]
     assert all("pod_id" not in p for p in places)
-    assert recorded_locators(pointers, "runpod") == []
+    assert recorded_locators(pointers, "runpod", discover_registry()) == []

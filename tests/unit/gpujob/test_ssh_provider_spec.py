@@ -6,7 +6,6 @@ import pytest
 
 from helpers.runpod_configs import spec_from, with_sections
 from pegboard.domain.errors import ConfigError
-from pegboard.domain.gpujob.spec import Provider
 
 POD = {"image": "i", "datacenters": ["LAB"], "gpu_order": ["A100"]}
 
@@ -24,15 +23,15 @@ def test_ssh_provider_with_host_port_user_and_agent() -> None:
             ssh={"host": "gpu1.lab", "port": 2222, "user": "me", "use_agent": True},
         )
     )
-    assert spec.pod.provider is Provider.SSH
-    ssh = spec.ssh
+    assert spec.pod.provider == "ssh"
+    ssh = spec.section("ssh")
     assert (ssh.host, ssh.port, ssh.user, ssh.use_agent) == ("gpu1.lab", 2222, "me", True)
     assert ssh.key_path == "~/.ssh/id_ed25519"
     assert ssh.workspaces_root == "~/pegboard-workspaces"
 
 
 def test_defaults_keep_other_providers_unchanged() -> None:
-    ssh = spec_from(with_sections()).ssh
+    ssh = spec_from(with_sections()).section("ssh")
     assert (ssh.host, ssh.port, ssh.user, ssh.use_agent) == (None, 22, "root", False)
 
 
@@ -71,7 +70,7 @@ def test_bad_ssh_values_name_the_key(ssh: dict[str, object], expected: str) -> N
 
 def test_ssh_provider_needs_no_image_datacenters_or_gpu_order() -> None:
     spec = spec_from(with_sections(pod={"provider": "ssh"}, ssh={"host": "gpu1.lab"}))
-    assert spec.pod.provider is Provider.SSH
+    assert spec.pod.provider == "ssh"
     assert spec.pod.image and spec.pod.datacenters and spec.pod.gpu_order  # recorded stand-ins
 
 

@@ -38,7 +38,7 @@ from pegboard.domain.ports.gpu_cloud import GpuStock, PodStatus
 
 STAMP = "20260517T120000.123456Z-beef01"
 NOW = 1_800_000_000.0
-RUNPOD_RATES = storage_rates("runpod")
+RUNPOD_RATES = storage_rates(billed=True)
 
 
 def _pod(
@@ -177,7 +177,11 @@ def test_pointers_to_missing_pods_of_this_provider_are_dangling() -> None:
     }
     pods = [_pod("alive", "a", stopped_at=NOW)]
     report = stale_report(
-        pods=pods, pointers=pointers, provider="local", now=NOW, volume_rates=storage_rates("local")
+        pods=pods,
+        pointers=pointers,
+        provider="local",
+        now=NOW,
+        volume_rates=storage_rates(billed=False),
     )
     assert [(d.state_file, d.pod_id) for d in report.dangling] == [("/s/gone.json", "gone")]
     assert report.pods[0].state_file == "/s/alive.json"
@@ -292,7 +296,11 @@ def test_a_pointer_written_before_create_finds_its_pod_by_name() -> None:
     }
     pods = [_pod("p1", "job-0", status="RUNNING"), _pod("p2", "job-1", status="RUNNING")]
     report = stale_report(
-        pods=pods, pointers=pointers, provider="local", now=NOW, volume_rates=storage_rates("local")
+        pods=pods,
+        pointers=pointers,
+        provider="local",
+        now=NOW,
+        volume_rates=storage_rates(billed=False),
     )
     rows = {p.pod_id: p for p in report.pods}
     # The per-run pointer wins over the config's shared one: it only ever names its own pod.

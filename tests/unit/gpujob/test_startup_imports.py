@@ -1,5 +1,8 @@
 """Client-side runpod-deploy commands (read-only ones, `run --offline-dry-run`) import neither
-the heavy SDKs nor dependency-injector."""
+the heavy SDKs nor pydantic; the read-only ones not even dependency-injector. `run
+--offline-dry-run` gets its RunDeps from the one composition root, like every run (issue 18
+item 3: no second hand-built copy), so it loads dependency-injector, with its optional web
+integrations and pydantic hidden (app/shared/dependency_injection.py)."""
 
 from __future__ import annotations
 
@@ -66,4 +69,6 @@ def test_client_side_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) 
     modules = set(json.loads(dump.read_text()))
     heavy = sorted(m for m in modules if m.split(".")[0] in {"runpod", "paramiko", "kubernetes"})
     assert heavy == []
-    assert "dependency_injector" not in modules and "pydantic" not in modules
+    assert "pydantic" not in modules and "fastapi" not in modules
+    if "--offline-dry-run" not in argv:
+        assert "dependency_injector" not in modules

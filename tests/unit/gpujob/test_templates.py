@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from helpers.runpod_configs import MINIMAL_YAML, document, with_sections
+from pegboard.adapters.providers import discover_registry
 from pegboard.domain.errors import ConfigError
 from pegboard.domain.gpujob.spec_validation import parse_job_spec
 from pegboard.domain.gpujob.template_syntax import referenced_names
@@ -143,7 +144,9 @@ def test_run_dir_name_is_sortable_and_unique_within_a_second() -> None:
 
 def render(text: str, **cli: str):  # type: ignore[no-untyped-def]
     doc = document(text)
-    return render_job(parse_job_spec(doc), cli_vars=cli, builtins=BUILTINS, document=doc)
+    return render_job(
+        parse_job_spec(doc, discover_registry()), cli_vars=cli, builtins=BUILTINS, document=doc
+    )
 
 
 SWEEP = textwrap.dedent(
@@ -258,7 +261,7 @@ def test_remote_env_prefix_quotes_values() -> None:
 
 def test_home_project_root_is_refused() -> None:
     doc = document(with_sections(local={"project_root": "~"}), source="/home/me/job.yaml")
-    spec = parse_job_spec(doc)
+    spec = parse_job_spec(doc, discover_registry())
     with pytest.raises(ConfigError, match=r"local.project_root: resolves to your home"):
         make_builtins(
             spec, document=doc, config_path="/home/me/job.yaml", home="/home/me", run_stamp="s"
@@ -266,7 +269,7 @@ def test_home_project_root_is_refused() -> None:
     doc = document(with_sections(local={"project_root": ".."}), source="/home/me/p/job.yaml")
     with pytest.raises(ConfigError):
         make_builtins(
-            parse_job_spec(doc),
+            parse_job_spec(doc, discover_registry()),
             document=doc,
             config_path="/home/me/p/job.yaml",
             home="/home/me",

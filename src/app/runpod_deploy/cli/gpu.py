@@ -13,9 +13,11 @@ from pegboard.app.runpod_deploy.gpu_queries import (
     list_gpus,
     list_prices,
 )
-from pegboard.app.runpod_deploy.pod_access import PROVIDERS, load_config
+from pegboard.app.runpod_deploy.pod_access import load_config
+from pegboard.app.runpod_deploy.seams import provider_names
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import output_option
+from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER
 
 from .options import config_path_option, template_var_options, verbosity_options
 from .pods import pod_command_deps
@@ -33,11 +35,11 @@ _cloud_type_option = click.option(
 )
 _spot_option = click.option("--spot", is_flag=True, help="Spot (interruptible) prices.")
 _provider_option = click.option(
-    "--provider", type=click.Choice(PROVIDERS), default="runpod", show_default=True
+    "--provider", type=click.Choice(provider_names()), default=DEFAULT_PROVIDER, show_default=True
 )
 _provider_override_option = click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=click.Choice(provider_names()),
     default=None,
     help="Ask this provider instead of the config's pod.provider.",
 )

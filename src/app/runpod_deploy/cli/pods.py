@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from pegboard.app.runpod_deploy.log_tail import LogsRequest, tail_logs
-from pegboard.app.runpod_deploy.pod_access import PROVIDERS, PodCommandDeps, load_config
+from pegboard.app.runpod_deploy.pod_access import PodCommandDeps, load_config
 from pegboard.app.runpod_deploy.pod_release import (
     MODES,
     BulkCleanup,
@@ -21,10 +21,12 @@ from pegboard.app.runpod_deploy.pod_release import (
     cleanup_pod_id,
     cleanup_pointer,
 )
+from pegboard.app.runpod_deploy.seams import provider_names
 from pegboard.app.runpod_deploy.stale_pods import list_stale
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import output_option
 from pegboard.domain.errors import UsageError
+from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER
 
 from .options import config_path_option, template_var_options, verbosity_options
 
@@ -72,9 +74,9 @@ def pod_command_deps() -> PodCommandDeps:
 @click.option("--dry-run", is_flag=True, help="Say what would be done; change nothing.")
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=click.Choice(provider_names()),
     default=None,
-    help="With --all-stopped or --pod-id alone: whose pods (default runpod).",
+    help="With --all-stopped or --pod-id alone: whose pods (default " + DEFAULT_PROVIDER + ").",
 )
 @click.option(
     "--name-prefix",
@@ -135,7 +137,7 @@ def cleanup(
             raise UsageError(f"--mode {mode}: --all-stopped only deletes")
         return cleanup_all_stopped(
             BulkCleanup(
-                provider=provider or "runpod",
+                provider=provider or DEFAULT_PROVIDER,
                 yes=yes,
                 dry_run=dry_run,
                 name_prefixes=name_prefixes,
@@ -154,7 +156,7 @@ def cleanup(
             PointerCleanup(
                 state_file=None, mode=mode or "delete", dry_run=dry_run, expect_pod_id=pod_id
             ),
-            provider or "runpod",
+            provider or DEFAULT_PROVIDER,
             deps,
         )
     bulk_only = [
@@ -190,8 +192,8 @@ def cleanup(
 @output_option
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
-    default="runpod",
+    type=click.Choice(provider_names()),
+    default=DEFAULT_PROVIDER,
     show_default=True,
     help="Whose pods to list.",
 )

@@ -17,7 +17,6 @@ import click
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.runpod_deploy.run_job import run_job
 from pegboard.app.runpod_deploy.run_types import RunDeps, RunRequest
-from pegboard.app.runpod_deploy.seams import client_side_run_deps
 from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import stream_output_option
@@ -107,12 +106,9 @@ def run(
         datacenter_id=datacenter_id,
         max_gpu_price_usd=max_gpu_price,
     )
-    if offline_dry_run:  # never leaves this machine: no dependency-injector (~100 ms)
-        deps = client_side_run_deps()
-    else:
-        from pegboard.app.runpod_deploy.container import current_container
+    from pegboard.app.runpod_deploy.container import current_container
 
-        deps = current_container().run_deps()
+    deps = current_container().run_deps()  # an offline dry run asks no provider of it
     if output == "json":
         return _run_with_summary(request, deps)
     with sigterm_as_interrupt():

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from pegboard.domain.ports.gpu_cloud import GpuCloud
 
 
-def _runpod_cloud() -> GpuCloud:
-    """`--check-availability` asks RunPod (RUNPOD_API_KEY, RUNPOD_API_BASE_URL) directly."""
-    return seams.runpod_gpu_cloud(os.environ)
+def _provider_cloud(provider: str) -> GpuCloud:
+    """`--check-availability` asks the config's provider (RunPod: RUNPOD_API_KEY,
+    RUNPOD_API_BASE_URL) directly."""
+    return seams.provider_gpu_cloud(provider, os.environ)
 
 
 @examples(
@@ -90,12 +91,12 @@ def validate(
     loaded = check_config(
         request,
         read_document=shared_seams.read_yaml_document,
+        providers=seams.provider_registry(),
         home=shared_seams.home_dir(os.environ),
         now=shared_seams.utc_now(shared_seams.system_clock()),
         unique_suffix=shared_seams.random_hex(),
         environ=os.environ,
-        gpu_cloud=_runpod_cloud,
-        ssh_key_problem=seams.ssh_key_problem,
+        gpu_cloud=_provider_cloud,
     )
     click.echo(f"ok: {config_path} (job {loaded.job.job_name})")
     return EXIT_OK

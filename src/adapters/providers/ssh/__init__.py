@@ -1,0 +1,77 @@
+"""`pod.provider: ssh`: a machine you already have, named by the `ssh:` section
+(docs/runpod-deploy/ssh.md). One connection per run; nothing is rented.
+
+Its locator names the machine (host, port, user), the key, the workspaces root and the run's
+pinned host key file; a pod command without a config reaches every host the user's pointers
+recorded (place_fields).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pegboard.domain.gpujob.provider_plugin import (
+    BuildContext,
+    LocatorContext,
+    ProviderPlugin,
+)
+from pegboard.domain.ports.backend import Backend
+
+from .locator import SshLocator
+from .section import (
+    MAX_CONNECT_TIMEOUT_SEC,
+    SSH_PROVIDER,
+    SSH_SECTION,
+    SshSpec,
+    configured_key_path,
+    key_file_problems,
+    pinned_host_keys_path,
+)
+
+if TYPE_CHECKING:
+    from pegboard.domain.gpujob.spec import JobSpec
+
+
+def _build(context: BuildContext, locator: SshLocator | None) -> Backend:
+    from .backend import ssh_backend
+
+    return ssh_backend(context, locator or SshLocator())
+
+
+def _from_config(spec: JobSpec, context: LocatorContext) -> SshLocator:
+    ssh: SshSpec = spec.section("ssh")
+    return SshLocator(
+        host=ssh.host,
+        port=ssh.port,
+        user=ssh.user,
+        workspaces_root=ssh.workspaces_root,
+        key_path=configured_key_path(ssh, context.home),
+        use_agent=ssh.use_agent,
+        known_hosts=str(pinned_host_keys_path(context.run_pointer)),
+        connect_timeout=min(MAX_CONNECT_TIMEOUT_SEC, float(context.ready_timeout_sec)),
+    )
+
+
+def _place_of(locator: SshLocator) -> tuple[str, str] | None:
+    """One place per machine and workspaces root (two runs' pin files do not make two)."""
+    if not locator.host:
+        return None
+    name = f"{locator.user}@{locator.host}:{locator.port}"
+    return f"{name} {locator.workspaces_root} {locator.key_path} {locator.use_agent}", name
+
+
+PLUGIN = ProviderPlugin(
+    name=SSH_PROVIDER,
+    summary="a machine you already have, over SSH (ssh.host; nothing billed)",
+    locator_type=SshLocator,
+    build=_build,
+    locator_from_config=_from_config,
+    sections=(SSH_SECTION,),
+    # Nothing to pick an image, a datacenter or a GPU type from: optional (recorded when given).
+    pod_defaults={"image": "ssh-host", "datacenters": ["ssh-host"], "gpu_order": ["SSH-HOST"]},
+    check_access=key_file_problems,
+    place_of=_place_of,
+    billed=False,
+    gpu_catalog=False,
+    live_stock=False,
+)

@@ -24,7 +24,6 @@ from pegboard.domain.squarepeg.config import (
     DEFAULT_TIMEOUT_SECONDS,
     SquarepegConfig,
 )
-from pegboard.domain.squarepeg.config_validation import validate_document
 from pegboard.domain.squarepeg.interpolation import interpolate_document
 from pegboard.domain.squarepeg.merge import copy_tree, deep_merge
 
@@ -82,6 +81,17 @@ def merge_layers(
     docs: Sequence[SourceDocument], *, environ: Mapping[str, str], profile: str | None
 ) -> MergedConfig:
     """Merge `docs` (lowest precedence first); one ConfigError lists every problem found."""
+    if profile is None and list(docs) == [built_in_defaults()]:
+        # No config file: the built-in defaults are SquarepegConfig()'s own (a test holds it),
+        # so there is nothing to validate, and cattrs (~20 ms to import, ~5 ms to compile its
+        # hooks) stays unloaded: most of a config-less `run --dry-run`'s validation cost.
+        return MergedConfig(
+            config=SquarepegConfig(),
+            sources=(BUILT_IN_SOURCE,),
+            data=_in_schema_order(copy_tree(docs[0].data)),
+        )
+    from pegboard.domain.squarepeg.config_validation import validate_document
+
     problems: list[ConfigProblem] = []
     prepared: list[SourceDocument] = []
     for doc in docs:

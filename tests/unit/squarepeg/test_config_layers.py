@@ -36,6 +36,17 @@ def test_defaults_only() -> None:
     assert "profiles" not in merged.data
 
 
+def test_defaults_only_is_what_validating_the_defaults_gives() -> None:
+    # The defaults alone skip validation; an empty file on top goes through it: same result.
+    fast, validated = _merge(), _merge(_doc("empty.yaml", {}))
+    assert (fast.config, fast.data) == (validated.config, validated.data)
+
+
+def test_defaults_only_with_a_profile_still_reports_the_unknown_profile() -> None:
+    with pytest.raises(ConfigError, match="unknown profile 'gpu'"):
+        _merge(profile="gpu")
+
+
 def test_later_layers_win_and_mappings_merge() -> None:
     merged = _merge(
         _doc("home", {"namespace": "a", "defaults": {"env": {"A": "1", "B": "1"}}}),

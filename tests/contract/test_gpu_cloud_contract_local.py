@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from contract.gpu_cloud_contract import GpuCloudContract
-from pegboard.adapters.local_gpu_cloud import LocalGpuCloud
+from pegboard.adapters.providers.local.gpu_cloud import LocalGpuCloud
 from pegboard.domain.errors import PortError
 from pegboard.domain.ports.gpu_cloud import PodRequest
 

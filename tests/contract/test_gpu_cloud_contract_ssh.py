@@ -13,9 +13,9 @@ import pytest
 from contract.gpu_cloud_contract import GpuCloudContract
 from helpers.ssh_adapters import connect_shell, target_for
 from helpers.sshd import SshClientKey, StartSshd
+from pegboard.adapters.providers.ssh.adapters import SshProvider
+from pegboard.adapters.providers.ssh.gpu_cloud import SshGpuCloud
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd
-from pegboard.adapters.ssh_gpu_cloud import SshGpuCloud
-from pegboard.adapters.ssh_provider import SshProvider
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, PodRequest
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pegboard.adapters.local_file_sync import LocalFileSync
-from pegboard.adapters.local_gpu_cloud import LocalGpuCloud
 from pegboard.adapters.local_pod_paths import DEFAULT_PODS_ROOT_ENV, default_pods_root
 from pegboard.adapters.local_shell import LocalShell
+from pegboard.adapters.providers.local.gpu_cloud import LocalGpuCloud
 from pegboard.domain.gpujob.provider_plugin import BuildContext
 from pegboard.domain.ports.backend import Backend
 from pegboard.domain.ports.file_sync import FileSync

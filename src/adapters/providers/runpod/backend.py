@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from pegboard.adapters.providers.runpod.pod_ssh import RunPodPodSsh, authorized_key
 from pegboard.adapters.runpod import RunPodGpuCloud
-from pegboard.adapters.runpod_pod_ssh import RunPodPodSsh, authorized_key
 from pegboard.domain.errors import PortError, UsageError
 from pegboard.domain.gpujob.provider_plugin import BuildContext
 from pegboard.domain.ports.backend import Backend

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
+from pegboard.adapters.providers.ssh.gpu_cloud import SshGpuCloud
 from pegboard.adapters.rsync_file_sync import RsyncFileSync
 from pegboard.adapters.sftp_file_sync import SftpFileSync
 from pegboard.adapters.ssh_connection import DEFAULT_BACKOFF, Backoff, SshConnection, SshTarget
-from pegboard.adapters.ssh_gpu_cloud import SshGpuCloud
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
 from pegboard.domain.ports.gpu_cloud import PodStatus

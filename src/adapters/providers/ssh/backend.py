@@ -3,9 +3,9 @@ its end, a pod command when the process exits."""
 
 from __future__ import annotations
 
+from pegboard.adapters.providers.ssh.adapters import SshProvider
 from pegboard.adapters.ssh_connection import SshTarget
 from pegboard.adapters.ssh_keys import key_problem
-from pegboard.adapters.ssh_provider import SshProvider
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob.provider_plugin import BuildContext
 from pegboard.domain.ports.backend import Backend, LocatorNeeded

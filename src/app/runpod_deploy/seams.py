@@ -75,6 +75,7 @@ def provider_names() -> tuple[str, ...]:
 def build_context(environ: Mapping[str, str], home: str) -> BuildContext:
     """What every provider plugin's `build` gets: the outside world, as values."""
     from pegboard.app.shared import xdg
+    from pegboard.app.shared.seams import local_user_name
     from pegboard.domain.gpujob.provider_plugin import BuildContext
 
     from .state_paths import state_paths
@@ -85,6 +86,7 @@ def build_context(environ: Mapping[str, str], home: str) -> BuildContext:
         state_dir=state_paths(home, environ).directory,
         data_dir=xdg.data_home(environ, home),
         progress=sys.stderr.buffer,
+        user_name=local_user_name(environ),
     )
 
 

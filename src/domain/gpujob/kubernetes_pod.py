@@ -52,6 +52,7 @@ __all__ = [
     "TOOL_LABEL",
     "TOOL_VALUE",
     "GpuPodSettings",
+    "PodAddress",
     "claim_manifest",
     "claim_status",
     "gpu_label_value",
@@ -81,6 +82,16 @@ GRACE_PERIOD_SEC = 10
 _DNS_LABEL_CHAR = re.compile(r"[^a-z0-9-]+")
 _SPACES = re.compile(r"\s+")
 _MAX_NAME = 63
+
+
+@attrs.frozen
+class PodAddress:
+    """How the provider's shell and file sync reach a running pod (PodStatus.access): its
+    namespace, its name and the container the job runs in, over exec."""
+
+    namespace: str
+    pod: str
+    container: str = CONTAINER
 
 
 @attrs.frozen
@@ -306,6 +317,9 @@ def pod_status(pod: Mapping[str, Any], *, price_per_gpu_hour: float | None = Non
         workspace_root=request.volume_mount if request else None,
         volume_gb=request.volume_gb if request else None,
         created_at=_created_at(pod),
+        access=PodAddress(str(meta.get("namespace") or ""), str(meta.get("name", "")))
+        if desired == POD_RUNNING
+        else None,
     )
 
 

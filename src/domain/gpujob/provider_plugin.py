@@ -55,6 +55,8 @@ class BuildContext:
     state_dir: Path  # this user's runpod-deploy state directory (the pod pointers)
     data_dir: Path  # $XDG_DATA_HOME by the one XDG rule (app/shared/xdg.py)
     progress: BinaryIO | None = None  # where transfers report progress (stderr)
+    # The local user, as squarepeg names it (the kubernetes provider's created-by label).
+    user_name: str = "unknown"
 
 
 @attrs.frozen

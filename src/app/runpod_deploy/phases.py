@@ -101,7 +101,7 @@ class MaskedOutput:
 
 
 class PodNeverReady(PhaseFailed):
-    """The pod did not answer on SSH within the ready timeout: no work is on it."""
+    """The pod did not answer within the ready timeout, or can never start: no work is on it."""
 
 
 # What no wait can fix: a key missing, unusable or refused, a changed host key. (RunPod's images
@@ -139,6 +139,8 @@ def wait_until_ready(
         try:
             status = cloud.get_pod(pod_id)
             last = status.desired_status
+            if status.start_failure is not None:
+                raise PodNeverReady(f"pod {pod_id} cannot start: {status.start_failure}")
             if status.ready:
                 shell = open_shell(status)
                 if not probe:

@@ -320,6 +320,7 @@ def pod_status(pod: Mapping[str, Any], *, price_per_gpu_hour: float | None = Non
         access=PodAddress(str(meta.get("namespace") or ""), str(meta.get("name", "")))
         if desired == POD_RUNNING
         else None,
+        start_failure=start_failure(pod) if desired == POD_STARTING else None,
     )
 
 

@@ -140,6 +140,9 @@ class PodStatus:
     stopped_at: float | None = None
     # Epoch seconds when the pod was created, if known: `ls-stale` ages running pods from this.
     created_at: float | None = None
+    # Why the pod can never start, when the provider knows it will not (a Kubernetes container
+    # in ImagePullBackOff, CreateContainerConfigError, ...): the ready wait stops at once.
+    start_failure: str | None = None
 
     @property
     def ready(self) -> bool:

@@ -14,10 +14,11 @@ from pegboard.adapters.fakes import FakeClock
 from pegboard.adapters.providers import discover_registry
 from pegboard.adapters.yaml_documents import read_yaml_document
 from pegboard.app.runpod_deploy.job_loading import load_job
-from pegboard.app.runpod_deploy.phases import job_paths, monitor, wait_until_ready
+from pegboard.app.runpod_deploy.phases import PodNeverReady, job_paths, monitor, wait_until_ready
 from pegboard.app.runpod_deploy.run_types import MONITOR_RETRY, READY_POLL, PhaseFailed, Timing
 from pegboard.domain.errors import Transient
 from pegboard.domain.gpujob.plan import RunBudget
+from pegboard.domain.ports.gpu_cloud import POD_STARTING, PodStatus
 from pegboard.domain.retry import Backoff
 
 UNUSUAL = Backoff(first_delay=0.3, factor=3.0, max_delay=2.7)
@@ -98,3 +99,31 @@ def test_the_monitor_retries_by_the_retry_policy(tmp_path: Path) -> None:
         tmp_path / "b", Timing(lost_contact_after_sec=10.0, monitor_retry=UNUSUAL)
     )
     assert unusual[:4] == pytest.approx([0.3, 0.9, 2.7, 2.7])
+
+
+class _NeverStarts:
+    """A pod whose provider knows it will never start (a Kubernetes image that cannot be pulled)."""
+
+    provider = "fake"
+
+    def get_pod(self, pod_id: str) -> Any:
+        return PodStatus(
+            pod_id=pod_id,
+            name="n",
+            desired_status=POD_STARTING,
+            start_failure="container 'job' failed to start (ErrImagePull): not found",
+        )
+
+
+def test_a_pod_that_can_never_start_ends_the_ready_wait_at_once() -> None:
+    clock = FakeClock()
+    with pytest.raises(PodNeverReady, match=r"cannot start: .*ErrImagePull"):
+        wait_until_ready(
+            _NeverStarts(),  # type: ignore[arg-type]
+            "pod-1",
+            open_shell=lambda status: pytest.fail("never ready"),
+            clock=clock,
+            timeout_sec=900,
+            timing=Timing(),
+        )
+    assert clock.sleeps == []  # no waiting out the timeout

@@ -94,7 +94,9 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
     try:
         if action is LifecycleAction.DELETE:
             cloud.terminate_pod(pod_id)
-        elif action in (LifecycleAction.STOP, LifecycleAction.RECYCLE):
+        elif action is LifecycleAction.STOP or (
+            action is LifecycleAction.RECYCLE and not run.backend.recycle_keeps_running
+        ):
             cloud.stop_pod(pod_id)
     except NotFound:
         # Deleted underneath the run: nothing is left, so nothing to release.
@@ -130,6 +132,7 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
             pod_dir=session.pod_dir if session else None,
             cost_per_hour_usd=session.status.cost_per_hour_usd if session else None,
             stopped_why="for forensics" if progress.failed else "(lifecycle.on_success: stop)",
+            kept_running=run.backend.recycle_keeps_running,
         )
         if note:
             progress.leave(note)

@@ -301,7 +301,11 @@ def _try_resume(
     except NotFound:
         status = None
     decision = decide_resume(
-        pointer=pointer, status=status, candidate=first, image=run.spec.pod.image
+        pointer=pointer,
+        status=status,
+        candidate=first,
+        image=run.spec.pod.image,
+        kept_running=run.backend is not None and run.backend.recycle_keeps_running,
     )
     logger.info("[recycle] %s: %s", old, decision.reason)
     if decision.terminate_old and _terminate_quietly(progress, cloud, old):

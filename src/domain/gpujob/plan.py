@@ -123,6 +123,7 @@ def leftover_note(
     pod_dir: str | None = None,
     cost_per_hour_usd: float | None = None,
     stopped_why: str = "for forensics",
+    kept_running: bool = False,
 ) -> str | None:
     """What the action left behind, what it costs per hour, the exact command that removes it
     and where to see everything left (None: nothing left).
@@ -130,6 +131,7 @@ def leftover_note(
     `cost_per_hour_usd` is the pod's compute price: billed on while it is preserved (running),
     released by stop and recycle, which leave only the disk billing. `stopped_why` ends the
     first line of a stop: "for forensics" after a failure, else what asked for it.
+    `kept_running`: the provider's recycle keeps the pod running (billed like a preserve).
     """
     if action is LifecycleAction.DELETE:
         return None
@@ -138,16 +140,17 @@ def leftover_note(
         cleanup += f"   (or: rm -rf {shlex.quote(pod_dir)})"
     if action is LifecycleAction.PRESERVE:
         what = f"pod {pod_id!r} preserved (compute and disk continue billing)"
+    elif action is LifecycleAction.RECYCLE and kept_running:
+        what = f"pod {pod_id!r} kept running for the next run (recycle; compute continues billing)"
     elif action is LifecycleAction.RECYCLE:
         what = f"pod {pod_id!r} stopped and kept for the next run (recycle)"
     else:
         what = f"pod {pod_id!r} stopped {stopped_why}"
     lines = [what + "."]
-    disk_rate = (
-        RUNNING_VOLUME_USD_PER_GB_MONTH
-        if action is LifecycleAction.PRESERVE
-        else STOPPED_VOLUME_USD_PER_GB_MONTH
+    running = action is LifecycleAction.PRESERVE or (
+        action is LifecycleAction.RECYCLE and kept_running
     )
+    disk_rate = RUNNING_VOLUME_USD_PER_GB_MONTH if running else STOPPED_VOLUME_USD_PER_GB_MONTH
     disk_per_hour = (volume_gb or 0) * disk_rate / HOURS_PER_MONTH
     if volume_gb and billed:
         per_month = volume_gb * disk_rate
@@ -157,7 +160,6 @@ def leftover_note(
             f"(~${per_month:.2f}/mo) until released."
         )
     if billed:
-        running = action is LifecycleAction.PRESERVE
         compute = (cost_per_hour_usd or 0.0) if running else 0.0
         unknown = running and cost_per_hour_usd is None
         lines.append(

@@ -16,6 +16,7 @@ import attrs
 from pegboard.domain.gpujob.spec import JobSpec
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
+    POD_RUNNING,
     GpuStock,
     PodRequest,
     PodStatus,
@@ -153,12 +154,19 @@ class ResumeDecision:
 
 
 def decide_resume(
-    *, pointer: Mapping[str, object], status: PodStatus | None, candidate: Candidate, image: str
+    *,
+    pointer: Mapping[str, object],
+    status: PodStatus | None,
+    candidate: Candidate,
+    image: str,
+    kept_running: bool = False,
 ) -> ResumeDecision:
-    """Resume only an EXITED pod whose image, GPU and datacenter match this run's choice."""
+    """Resume only an EXITED pod (or, where recycle keeps pods running, a RUNNING one) whose
+    image, GPU and datacenter match this run's choice."""
     if status is None:
         return ResumeDecision(False, False, "the recycled pod no longer exists")
-    if status.desired_status != POD_EXITED:
+    reusable = (POD_EXITED, POD_RUNNING) if kept_running else (POD_EXITED,)
+    if status.desired_status not in reusable:
         return ResumeDecision(
             False, False, f"the recycled pod is {status.desired_status}, not EXITED; left alone"
         )

@@ -55,6 +55,9 @@ class Backend:
     # The create call itself ran a command over the connection the pod's shell uses (the ssh
     # provider's claim), so a pod this run just created needs no separate ready probe.
     create_proves_shell: bool = False
+    # `recycle` keeps the pod running for the next run instead of stopping it (Kubernetes: a
+    # stop deletes the pod, so a warm pod is the only way to keep its container as it is).
+    recycle_keeps_running: bool = False
 
 
 class LocatorNeeded(UsageError):

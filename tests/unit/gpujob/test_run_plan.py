@@ -129,6 +129,37 @@ def test_resume_only_a_matching_exited_pod() -> None:
         pointer=pointer, status=running, candidate=Candidate("A", "D"), image="img"
     )
     assert not busy.resume and not busy.terminate_old
+    # A provider whose recycle keeps the pod running (kubernetes) resumes the running pod.
+    warm = decide_resume(
+        pointer=pointer,
+        status=running,
+        candidate=Candidate("A", "D"),
+        image="img",
+        kept_running=True,
+    )
+    assert warm.resume
+    starting = PodStatus(pod_id="p", name="n", desired_status="STARTING")
+    assert not decide_resume(
+        pointer=pointer,
+        status=starting,
+        candidate=Candidate("A", "D"),
+        image="img",
+        kept_running=True,
+    ).resume
+
+
+def test_a_recycle_that_keeps_the_pod_running_says_it_bills_on() -> None:
+    note = leftover_note(
+        action=LifecycleAction.RECYCLE,
+        pod_id="p1",
+        provider="kubernetes",
+        state_file="/s.json",
+        volume_gb=None,
+        cost_per_hour_usd=2.0,
+        kept_running=True,
+    )
+    assert note is not None
+    assert "kept running for the next run" in note and "~$2.000/h" in note
 
 
 def test_manifest_has_every_v2_field_plus_ours() -> None:

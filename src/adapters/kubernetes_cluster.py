@@ -14,7 +14,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -22,9 +22,12 @@ from urllib.parse import quote
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.ports.cluster import (
     ClusterTarget,
+    ExecInput,
+    ExecResult,
     JsonObject,
     ListPage,
     LogStreamDropped,
+    OutputSink,
     ResourceKind,
     WatchEvent,
 )
@@ -606,6 +609,46 @@ class KubernetesCluster:
             timeout=(self._connect_timeout, read_timeout),
         )
         return KubernetesLogStream(response, description=f"{namespace}/{pod}/{container}")
+
+    def exec(
+        self,
+        pod: str,
+        command: Sequence[str],
+        *,
+        namespace: str,
+        container: str | None = None,
+        stdin: ExecInput = None,
+        on_stdout: OutputSink | None = None,
+        on_stderr: OutputSink | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        api = self._client()  # first: it imports the client lean
+        from .kubernetes_exec import exec_in_pod  # websocket-client, on first exec only
+
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            result = exec_in_pod(
+                api,
+                host=self._host,
+                namespace=namespace,
+                pod=pod,
+                command=builtins.list(command),
+                container=container,
+                stdin=stdin,
+                on_stdout=on_stdout,
+                on_stderr=on_stderr,
+                timeout=timeout,
+            )
+            outcome = f"exit {result.exit_code}"
+            return result
+        except PortError as exc:
+            outcome = str(exc.status) if exc.status else type(exc).__name__
+            raise
+        finally:
+            if self._on_call is not None:
+                what = f"EXEC {namespace}/{pod} {command[0] if command else ''}"
+                self._on_call(what, time.perf_counter() - started, outcome)
 
     def list_events(
         self, *, namespace: str, involved_name: str, involved_uid: str | None = None

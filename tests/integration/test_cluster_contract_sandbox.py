@@ -153,6 +153,8 @@ def test_a_closed_port_is_unreachable_not_a_traceback(tmp_path: Path) -> None:
     assert "object at 0x" not in message
     with pytest.raises(Unreachable):
         list(adapter.watch(ResourceKind.POD, namespace="default", timeout=1))
+    with pytest.raises(Unreachable, match=f"127.0.0.1:{port}"):
+        adapter.exec("p", ["true"], namespace="default", timeout=5)  # the websocket dial too
 
 
 def test_a_wrong_token_is_unauthorized(sandbox: KubernetesSandbox, tmp_path: Path) -> None:

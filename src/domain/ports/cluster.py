@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import builtins
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from pegboard.domain.errors import Transient
+from pegboard.domain.errors import Invalid, PortError, Transient
 
 __all__ = [
     "Cluster",
     "ClusterTarget",
+    "ContainerNotRunning",
+    "ExecInput",
+    "ExecResult",
+    "ExecTimedOut",
     "JsonObject",
     "ListPage",
     "LogStream",
     "LogStreamDropped",
+    "OutputSink",
     "ResourceKind",
     "WatchEvent",
 ]
@@ -68,6 +73,33 @@ class WatchEvent:
 
 class LogStreamDropped(Transient):
     """The log stream broke mid-way (reset, timeout, proxy cut); the caller may reconnect."""
+
+
+# What an exec'd command reads: all of it at once, or a stream of chunks taken lazily (a file:
+# `iter(functools.partial(f.read, 1 << 16), b"")`), so a large input is never held whole.
+ExecInput = bytes | Iterable[bytes] | None
+# Where an exec'd command's output goes, chunk by chunk, in order, on the caller's thread.
+OutputSink = Callable[[bytes], None]
+
+
+class ExecTimedOut(PortError):
+    """The exec'd command ran past its timeout; the connection was closed. Kubernetes does not
+    kill a process whose exec connection ends: wrap it in `timeout` in the pod when it must die."""
+
+
+class ContainerNotRunning(Invalid):
+    """The pod exists but the container cannot be exec'd into: not started yet, terminated, in a
+    completed pod, or no container of that name (the apiserver answers 400 Bad Request)."""
+
+
+@attrs.frozen
+class ExecResult:
+    """The exit code of an exec'd command (0 for a Success status, the ExitCode cause of a
+    NonZeroExitCode one) and its output, collected only for a stream that had no sink."""
+
+    exit_code: int
+    stdout: bytes = b""
+    stderr: bytes = b""
 
 
 @runtime_checkable
@@ -207,4 +239,34 @@ class Cluster(Protocol):
         self, kind: ResourceKind, name: str, *, namespace: str, propagation: str = "Background"
     ) -> bool:
         """Delete; True if it was deleted, False if it was already gone. Other failures raise."""
+        ...
+
+    def exec(
+        self,
+        pod: str,
+        command: Sequence[str],
+        *,
+        namespace: str,
+        container: str | None = None,
+        stdin: ExecInput = None,
+        on_stdout: OutputSink | None = None,
+        on_stderr: OutputSink | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        """Run `command` (an argv: no shell unless it names one) in the pod's container, as
+        `kubectl exec` does; no TTY, no resize. `container` None: the pod's only container.
+
+        stdout and stderr arrive separately, each chunk passed to its sink as it comes, so
+        output of any size passes in bounded memory; a stream with no sink is collected into
+        the result (for small output). A non-zero exit is a result, not an error.
+
+        stdin is sent as the command reads it. Whether the command then sees end-of-input
+        depends on the connection: the exec protocol v5.channel.k8s.io can close stdin, v4
+        cannot, so a command reading stdin must know where its input ends (`head -c N`, a tar
+        archive) to work everywhere.
+
+        Raises NotFound (no such pod), ContainerNotRunning, Forbidden (RBAC: `create
+        pods/exec`), Unauthorized, Transient/Unreachable (the connection failed before the
+        command's status arrived: it may have run), ExecTimedOut past `timeout` seconds.
+        """
         ...

@@ -20,9 +20,9 @@ import builtins
 import contextlib
 import copy
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pegboard.adapters.kube_semantics import garbage
 from pegboard.adapters.kube_semantics import logs as log_rules
@@ -33,21 +33,29 @@ from pegboard.adapters.kube_semantics.selectors import field_matcher, selector_m
 from pegboard.adapters.kube_semantics.status import StatusError, not_found
 from pegboard.adapters.kube_semantics.validation import validate
 from pegboard.adapters.kubernetes_errors import error_for_status
+from pegboard.domain.errors import PortError
 from pegboard.domain.ports.cluster import (
     ClusterTarget,
+    ContainerNotRunning,
+    ExecInput,
+    ExecResult,
+    ExecTimedOut,
     JsonObject,
     ListPage,
+    OutputSink,
     ResourceKind,
     WatchEvent,
 )
 
 from ..clock import FakeClock
 from ..failures import FailsOnDemand, InjectedFailures
+from ..shell import FakeHost
 from .jobs import FakeJobsController
 from .kubelet import FakeKubelet, PodMatcher, name_matcher
 from .logs import FakeLogStream, PodLogs, read_log
 from .script import PodScript, Step
 from .store import FakeStore, clone, merge_patch_into
+from .userland import run_in_host
 from .virtual_time import SteppableClock, VirtualSchedule
 from .watch import watch_events
 
@@ -67,8 +75,10 @@ _OPERATIONS = frozenset(
         "replace",
         "patch",
         "delete",
+        "exec",
     }
 )
+_EXEC_CHUNK = 64 * 1024  # output reaches a sink in pieces of at most this, as a stream would
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,7 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
         self._deletions: list[tuple[str, str, str, str]] = []
         # `verb resource[/subresource]` pairs can_i denies (RBAC without a real authorizer)
         self.denied: set[str] = set()
+        self._hosts: dict[str, FakeHost] = {}  # by pod uid: what exec runs in (userland.py)
 
     @property
     def default_script(self) -> PodScript:
@@ -230,6 +241,19 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
             obj = self._store.find("Pod", pod, namespace)
             runtime = self._kubelet.runtimes[obj["metadata"]["uid"]]
             return runtime.content(container or obj["spec"]["containers"][0]["name"])
+
+    def pod_host(self, name: str, namespace: str | None = None) -> FakeHost:
+        """The pod's userland for exec (files, command rules, scripted jobs): script it with
+        `on_command` / `script_job`, inspect it with `read` / `mode`."""
+        with self._cond:
+            obj = self._store.find("Pod", name, namespace)
+            return self._host_of(obj)
+
+    def _host_of(self, pod: JsonObject) -> FakeHost:
+        uid = pod["metadata"]["uid"]
+        if uid not in self._hosts:
+            self._hosts[uid] = FakeHost(clock=cast(FakeClock, self.clock))
+        return self._hosts[uid]
 
     def __contains__(self, item: object) -> bool:
         """`"name" in cluster` for any Pod or Job; `(ResourceKind.JOB, "name") in cluster`."""
@@ -406,6 +430,56 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
             tail_lines=tail_lines,
         )
 
+    def exec(
+        self,
+        pod: str,
+        command: Sequence[str],
+        *,
+        namespace: str,
+        container: str | None = None,
+        stdin: ExecInput = None,
+        on_stdout: OutputSink | None = None,
+        on_stderr: OutputSink | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        argv = builtins.list(command)
+        params = {"command": tuple(argv), "container": container}
+        self._begin(FakeRequest("exec", "Pod", namespace, pod, params))
+        if "create pods/exec" in self.denied:
+            raise error_for_status(
+                403, f'pods "{pod}" is forbidden: cannot create resource "pods/exec"'
+            )
+        with self._cond:
+            with _as_port_errors():
+                obj = self._store.get("Pod", namespace, pod)
+                if obj is None:
+                    raise not_found(PODS, pod)
+            try:
+                name = log_rules.log_container(obj, container)
+            except StatusError as exc:
+                if container is None:  # no name given and more than one container: Invalid
+                    raise error_for_status(exc.code, exc.message) from None
+                raise ContainerNotRunning(exc.message, status=exc.code) from None
+            _check_exec_target(obj, name)
+            host = self._host_of(obj)
+        data = stdin if isinstance(stdin, bytes) else b"".join(stdin or ())
+        outcome = run_in_host(host, argv, data)
+        duration = outcome.duration
+        if timeout is not None and duration > timeout:
+            self.advance(timeout)
+            raise ExecTimedOut(f"exec in {namespace}/{pod} timed out after {timeout:g}s")
+        if duration == float("inf"):
+            raise PortError(f"exec in {namespace}/{pod} waits for stdin that never comes")
+        if duration > 0:
+            self.advance(duration)
+        if outcome.error is not None:
+            raise outcome.error
+        return ExecResult(
+            outcome.exit_code,
+            _deliver(outcome.stdout, on_stdout),
+            _deliver(outcome.stderr, on_stderr),
+        )
+
     def can_i(
         self, verb: str, resource: str, *, namespace: str, group: str = "", subresource: str = ""
     ) -> bool | None:
@@ -544,3 +618,29 @@ class FakeCluster(FailsOnDemand[FakeRequest]):
             schedule=self._schedule,
             auto_advance=self.auto_advance,
         )
+
+
+def _check_exec_target(pod: JsonObject, container: str) -> None:
+    """The 400s the apiserver and kubelet answer an exec into a container that is not running
+    (pkg/registry/core/pod/strategy.go ExecLocation; the kubelet's `container not found`)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase in ("Succeeded", "Failed"):
+        raise ContainerNotRunning(
+            f"cannot exec into a container in a completed pod; current phase is {phase}",
+            status=400,
+        )
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    state = next((s.get("state") or {} for s in statuses if s["name"] == container), {})
+    if "running" not in state:
+        raise ContainerNotRunning(
+            f'unable to upgrade connection: container not found ("{container}")', status=400
+        )
+
+
+def _deliver(data: bytes, sink: OutputSink | None) -> bytes:
+    """Hand `data` to the sink in stream-sized pieces; collect it when there is no sink."""
+    if sink is None:
+        return data
+    for start in range(0, len(data), _EXEC_CHUNK):
+        sink(data[start : start + _EXEC_CHUNK])
+    return b""

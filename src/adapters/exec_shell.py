@@ -1,0 +1,197 @@
+"""ExecShell: the RemoteShell port over Cluster.exec, for a container in a Kubernetes pod.
+
+Every call is one exec of a `pod_commands` command (bash in the container, no SSH): `run`
+wraps the command in `timeout`, which kills its whole process group when the time is up (an
+exec connection that ends kills nothing in the container); files are read with `tail`/`head`
+and written from stdin into a 0600 staging file renamed into place; the detached job and its
+probe are the snippets LocalShell and SshShell run (`domain.gpujob.remote_commands`). Stdin is
+always length-delimited, so it works over the exec protocol v4 (no stdin close) and v5 alike.
+
+`follow` polls the file (one exec a `heartbeat`, at most 1 MiB each): an exec left running to
+tail the file could not be stopped from here, so it would outlive the follower in the pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from pegboard.adapters import pod_commands
+from pegboard.adapters.kubernetes_errors import one_line
+from pegboard.adapters.system_clock import SystemClock
+from pegboard.domain.errors import NotFound, PortError
+from pegboard.domain.gpujob.remote_commands import parse_detached_status, parse_pid
+from pegboard.domain.ports.clock import Clock
+from pegboard.domain.ports.cluster import Cluster, ExecResult, ExecTimedOut
+from pegboard.domain.ports.remote_shell import (
+    ByteStream,
+    CommandResult,
+    CommandTimedOut,
+    DetachedStatus,
+    OutputCallback,
+)
+
+__all__ = ["ExecShell"]
+
+_PROBE_TIMEOUT_SEC = 30.0
+_TIMEOUT_EXIT = (124, 137)  # `timeout`: the time was up (137 when SIGTERM was not enough)
+_KILL_SLACK_SEC = 10.0  # how long past `timeout` the exec may take to report the kill
+_FOLLOW_READ = 1 << 20
+
+
+class ExecShell:
+    """bash in one container of one pod, through the Kubernetes API (`kubectl exec`'s path).
+
+    cwd: where `run` commands start (None: the container's workingDir). clock: for deadlines and
+    the follow's polling (virtual on FakeCluster).
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        namespace: str,
+        pod: str,
+        container: str | None = None,
+        cwd: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._cluster = cluster
+        self._namespace = namespace
+        self._pod = pod
+        self._container = container
+        self._cwd = cwd
+        self._clock: Clock = clock if clock is not None else SystemClock()
+
+    @property
+    def where(self) -> str:
+        where = f"{self._namespace}/{self._pod}"
+        return f"{where}/{self._container}" if self._container else where
+
+    def _exec(
+        self,
+        argv: list[str],
+        *,
+        timeout: float,
+        stdin: bytes | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> tuple[ExecResult, bytes, bytes]:
+        out: list[bytes] = []
+        err: list[bytes] = []
+
+        def sink(into: list[bytes]) -> OutputCallback:
+            def take(chunk: bytes) -> None:
+                into.append(chunk)
+                if on_output is not None:
+                    on_output(chunk)
+
+            return take
+
+        result = self._cluster.exec(
+            self._pod,
+            argv,
+            namespace=self._namespace,
+            container=self._container,
+            stdin=stdin,
+            on_stdout=sink(out),
+            on_stderr=sink(err),
+            timeout=timeout,
+        )
+        return result, b"".join(out), b"".join(err)
+
+    def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        stdin: bytes | None = None,
+        on_output: OutputCallback | None = None,
+    ) -> CommandResult:
+        argv = pod_commands.run(
+            command,
+            timeout=timeout,
+            stdin_size=None if stdin is None else len(stdin),
+            cwd=self._cwd,
+        )
+        started = self._clock.monotonic()
+        try:
+            result, out, err = self._exec(
+                argv, timeout=timeout + _KILL_SLACK_SEC, stdin=stdin, on_output=on_output
+            )
+        except ExecTimedOut:
+            message = f"command timed out after {timeout:g}s: {_brief(command)}"
+            raise CommandTimedOut(message) from None
+        elapsed = self._clock.monotonic() - started
+        if result.exit_code in _TIMEOUT_EXIT and elapsed >= timeout * 0.99:
+            raise CommandTimedOut(f"command timed out after {timeout:g}s: {_brief(command)}")
+        return CommandResult(exit_code=result.exit_code, stdout=out, stderr=err)
+
+    def start_detached(
+        self, script_path: str, *, log_path: str, status_path: str, pid_path: str
+    ) -> int:
+        argv = pod_commands.detach(
+            script=script_path, log=log_path, status=status_path, pid=pid_path
+        )
+        result, out, err = self._exec(argv, timeout=_PROBE_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(f"could not start {script_path} in {self.where}: {_tail(err)}")
+        try:
+            return parse_pid(out.decode())
+        except ValueError:
+            raise PortError(f"could not start {script_path}: no pid reported") from None
+
+    def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
+        argv = pod_commands.detached_status(pid=pid_path, status=status_path)
+        result, out, err = self._exec(argv, timeout=_PROBE_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(f"could not probe {pid_path} in {self.where}: {_tail(err)}")
+        return parse_detached_status(out.decode(errors="replace"))
+
+    def follow(self, path: str, *, from_offset: int = 0, heartbeat: float = 0.25) -> ByteStream:
+        return self._follow(path, from_offset, heartbeat)
+
+    def _follow(self, path: str, offset: int, heartbeat: float) -> Generator[bytes, None, None]:
+        quiet_since = self._clock.monotonic()
+        while True:
+            try:
+                data = self.read_file(path, offset=offset, limit=_FOLLOW_READ)
+            except NotFound:
+                data = b""  # not written yet: waited for
+            if data:
+                offset += len(data)
+                quiet_since = self._clock.monotonic()
+                yield data
+                continue
+            quiet = self._clock.monotonic() - quiet_since
+            if quiet >= heartbeat:
+                quiet_since = self._clock.monotonic()
+                yield b""
+            else:
+                self._clock.sleep(heartbeat - quiet)
+
+    def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
+        if limit == 0:
+            return b""
+        argv = pod_commands.read_file(path, offset=offset, limit=limit)
+        result, out, err = self._exec(argv, timeout=_PROBE_TIMEOUT_SEC)
+        if result.exit_code == pod_commands.NO_SUCH_FILE:
+            raise NotFound(f"no such file in {self.where}: {path}")
+        if result.exit_code != 0:
+            raise PortError(f"cannot read {path} in {self.where}: {_tail(err)}")
+        return out
+
+    def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        argv = pod_commands.write_file(path, mode=mode, size=len(data))
+        result, _, err = self._exec(argv, timeout=_PROBE_TIMEOUT_SEC, stdin=bytes(data))
+        if result.exit_code != 0:
+            raise PortError(f"cannot write {path} in {self.where}: {_tail(err)}")
+
+    def close(self) -> None:
+        """Nothing to close: each call is its own exec (detached scripts keep running)."""
+
+
+def _brief(command: str) -> str:
+    return one_line(command)[:80]
+
+
+def _tail(data: bytes) -> str:
+    return one_line(data.decode(errors="replace"))[-300:] or "no error output"

@@ -1,0 +1,249 @@
+"""Cluster.exec over the apiserver's websocket exec, with the official client's websocket layer.
+
+`GET .../pods/NAME/exec?command=..&stdout=true&stderr=true[&stdin=true]` upgraded to a
+websocket by `kubernetes.stream.ws_client.WSClient` (what `kubernetes.stream.stream` opens for
+`connect_get_namespaced_pod_exec`), offering `v5.channel.k8s.io` then `v4.channel.k8s.io`.
+Every binary message starts with its channel byte: 0 stdin, 1 stdout, 2 stderr, 3 the error
+channel, which carries one metav1.Status when the command ends (`Success`, or `Failure` with
+reason `NonZeroExitCode` and a cause `ExitCode` whose message is the code:
+staging/src/k8s.io/client-go/tools/remotecommand/v4.go, errorDecoderV4), and in v5 only 255,
+"close this channel" (remotecommand/v5.go), which is how stdin ends.
+
+The messages are read here one at a time straight off the socket and handed on (WSClient's own
+`update` buffers everything that is ready, and `capture_all` keeps a copy of it all), so output
+of any size passes in bounded memory. Stdin is written from its own thread: a command that
+writes much before it reads could otherwise block on us while we block on it.
+
+Imported by KubernetesCluster.exec on first use only: `kubernetes.stream` pulls in
+websocket-client, yaml and requests, which no other call needs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from pegboard.domain.errors import PortError, Transient
+from pegboard.domain.ports.cluster import (
+    ContainerNotRunning,
+    ExecInput,
+    ExecResult,
+    ExecTimedOut,
+    OutputSink,
+)
+
+from .kubernetes_errors import error_for_status, error_for_transport, one_line, status_message
+
+__all__ = ["exec_in_pod"]
+
+STDIN, STDOUT, STDERR, ERROR, CLOSE = 0, 1, 2, 3, 255
+_V5 = "v5.channel.k8s.io"
+_STDIN_CHUNK = 64 * 1024
+_POLL_SEC = 1.0  # a socket read waits at most this, so the deadline is checked
+# The 400s (or the kubelet's answers relayed) for a container that cannot be exec'd into.
+_NOT_RUNNING = (
+    "container not found",
+    "cannot exec into a container in a completed pod",
+    "is not valid for pod",
+    "does not have a host assigned",
+    "is waiting to start",
+    "container not running",
+)
+
+
+def exec_in_pod(
+    api: Any,
+    *,
+    host: str,
+    namespace: str,
+    pod: str,
+    command: list[str],
+    container: str | None,
+    stdin: ExecInput,
+    on_stdout: OutputSink | None,
+    on_stderr: OutputSink | None,
+    timeout: float | None,
+) -> ExecResult:
+    """Run `command` in the pod through `api` (a kubernetes ApiClient); see Cluster.exec."""
+    from kubernetes.stream.ws_client import WSClient, get_websocket_url
+    from websocket import WebSocketBadStatusException, WebSocketException
+
+    where = f"{namespace}/{pod}" + (f"/{container}" if container else "")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    query: list[tuple[str, str]] = [("command", arg) for arg in command]
+    query += [("stdout", "true"), ("stderr", "true"), ("tty", "false")]
+    if stdin is not None:
+        query.append(("stdin", "true"))
+    if container:
+        query.append(("container", container))
+    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(pod, safe='')}/exec"
+    _, url, headers, _, _ = api.param_serialize(
+        method="GET",
+        resource_path=path,
+        query_params=query,
+        header_params={},
+        auth_settings=["BearerToken"],
+    )
+    configuration = api.configuration
+    try:
+        lowered = {key.lower(): value for key, value in headers.items()}
+        client = WSClient(  # type: ignore[no-untyped-call]
+            configuration,
+            get_websocket_url(url),  # type: ignore[no-untyped-call]
+            lowered,
+            capture_all=False,
+            binary=True,
+        )
+    except WebSocketBadStatusException as exc:
+        raise _handshake_error(exc, where) from None
+    except (WebSocketException, OSError) as exc:
+        raise error_for_transport(exc, host=host) from exc
+    session = _Session(client.sock, v5=client.subprotocol == _V5, where=where)
+    try:
+        if stdin is not None:
+            session.feed(stdin)
+        return session.read(on_stdout, on_stderr, deadline, timeout, host)
+    finally:
+        session.close()
+
+
+def _handshake_error(exc: Any, where: str) -> PortError:
+    status = int(getattr(exc, "status_code", 0) or 0)
+    message = status_message(getattr(exc, "resp_body", None), f"HTTP {status} for exec")
+    if any(marker in message for marker in _NOT_RUNNING) and status in (400, 404, 500):
+        return ContainerNotRunning(f"cannot exec into {where}: {message}", status=status)
+    if not status:
+        return Transient(f"exec into {where} failed: {one_line(str(exc))}")
+    return error_for_status(status, message)
+
+
+class _Session:
+    """One exec connection: stdin fed from a thread, output read here."""
+
+    def __init__(self, sock: Any, *, v5: bool, where: str) -> None:
+        self._sock = sock
+        self._v5 = v5
+        self._where = where
+        self._stop = threading.Event()
+        self._feeder: threading.Thread | None = None
+
+    def feed(self, stdin: bytes | Iterable[bytes]) -> None:
+        def write() -> None:
+            from websocket import ABNF
+
+            try:
+                for chunk in _chunks(stdin):
+                    if self._stop.is_set():
+                        return
+                    self._sock.send(bytes([STDIN]) + chunk, ABNF.OPCODE_BINARY)
+                if self._v5 and not self._stop.is_set():
+                    self._sock.send(bytes([CLOSE, STDIN]), ABNF.OPCODE_BINARY)
+            except Exception:  # the connection ended (the command may not read it all): the
+                return  # reader reports the status or the break
+
+        self._feeder = threading.Thread(target=write, name="exec-stdin", daemon=True)
+        self._feeder.start()
+
+    def read(
+        self,
+        on_stdout: OutputSink | None,
+        on_stderr: OutputSink | None,
+        deadline: float | None,
+        timeout: float | None,
+        host: str,
+    ) -> ExecResult:
+        from websocket import (
+            ABNF,
+            WebSocketConnectionClosedException,
+            WebSocketException,
+            WebSocketTimeoutException,
+        )
+
+        out: list[bytes] = []
+        err: list[bytes] = []
+        stdout_sink = on_stdout if on_stdout is not None else out.append
+        stderr_sink = on_stderr if on_stderr is not None else err.append
+        status = b""
+        while True:
+            wait = _POLL_SEC
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ExecTimedOut(f"exec in {self._where} timed out after {timeout:g}s")
+                wait = min(wait, remaining)
+            self._sock.settimeout(wait)
+            try:
+                opcode, frame = self._sock.recv_data_frame(True)
+            except WebSocketTimeoutException:
+                continue
+            except (WebSocketConnectionClosedException, OSError):
+                break  # the end (the status, if any, came before it)
+            except WebSocketException as exc:
+                if status:
+                    break
+                raise Transient(f"exec in {self._where} broke: {one_line(str(exc))}") from exc
+            if opcode == ABNF.OPCODE_CLOSE:
+                break
+            if opcode not in (ABNF.OPCODE_BINARY, ABNF.OPCODE_TEXT) or not frame.data:
+                continue
+            data = frame.data if isinstance(frame.data, bytes) else frame.data.encode()
+            channel, payload = data[0], data[1:]
+            if not payload:
+                continue
+            if channel == STDOUT:
+                stdout_sink(payload)
+            elif channel == STDERR:
+                stderr_sink(payload)
+            elif channel == ERROR:
+                status += payload
+        if not status:
+            raise Transient(
+                f"exec in {self._where}: the connection to {host} ended before the command's "
+                "exit status arrived"
+            )
+        return ExecResult(_exit_code(status, self._where), b"".join(out), b"".join(err))
+
+    def close(self) -> None:
+        self._stop.set()
+        try:
+            self._sock.close(timeout=1)
+        except Exception:  # closing a broken connection may itself fail
+            pass
+        if self._feeder is not None:
+            self._feeder.join(timeout=2)
+
+
+def _chunks(stdin: bytes | Iterable[bytes]) -> Iterator[bytes]:
+    if isinstance(stdin, bytes | bytearray | memoryview):
+        view = memoryview(stdin)
+        for start in range(0, len(view), _STDIN_CHUNK):
+            yield bytes(view[start : start + _STDIN_CHUNK])
+        return
+    for chunk in stdin:
+        if chunk:
+            yield bytes(chunk)
+
+
+def _exit_code(status: bytes, where: str) -> int:
+    """The exit code a metav1.Status on the error channel reports (remotecommand/v4.go)."""
+    try:
+        body = json.loads(status)
+    except ValueError:
+        text = one_line(status.decode(errors="replace"))
+        raise PortError(f"exec in {where} failed: {text}") from None
+    if body.get("status") == "Success":
+        return 0
+    details = body.get("details") or {}
+    if body.get("reason") == "NonZeroExitCode":
+        for cause in details.get("causes") or ():
+            if cause.get("reason") == "ExitCode":
+                try:
+                    return int(cause.get("message", ""))
+                except ValueError:
+                    break
+    message = one_line(str(body.get("message") or status.decode(errors="replace")))
+    raise PortError(f"exec in {where} failed: {message}")

@@ -1,0 +1,156 @@
+"""The commands ExecShell and TarFileSync exec in a pod, as argv, and how to recognise them.
+
+Each is `bash --norc --noprofile -c SCRIPT pegboard-NAME PARAM...`: SCRIPT is built from the
+params (quoted, by the same builders LocalShell and SshShell use where one exists), and the
+params follow it as arguments the script ignores. So a real pod just runs the script, and
+FakeCluster's userland, which has no bash, reads NAME and the params, checks that SCRIPT is what
+the builder makes of them (a command it does not know is never guessed at), and does the same
+thing to its in-memory files.
+
+A command that reads stdin reads exactly the bytes it was told (`head -c N`): over the exec
+protocol v4.channel.k8s.io stdin cannot be closed, so nothing may wait for end-of-input.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from pegboard.domain.gpujob.remote_commands import detach_command, detached_status_command
+
+__all__ = [
+    "NOT_A_FILE",
+    "NO_SUCH_FILE",
+    "PodCommand",
+    "build",
+    "detach",
+    "detached_status",
+    "parse",
+    "read_file",
+    "run",
+    "write_file",
+]
+
+NO_SUCH_FILE = 3  # exit status of a read of a path that does not exist
+NOT_A_FILE = 4  # exit status of a read or write of a path that is a directory
+_ARG0 = "pegboard-"
+_BASH = ("bash", "--norc", "--noprofile", "-c")
+
+
+@attrs.frozen
+class PodCommand:
+    """One recognised command: its name and params, as the argv carried them."""
+
+    name: str
+    params: tuple[str, ...]
+
+
+def _run_script(command: str, timeout: str, stdin_size: str, cwd: str) -> str:
+    # `timeout` (coreutils, busybox) runs the command in its own process group and signals the
+    # whole group when the time is up (exit 124; 137 when it had to SIGKILL), because an exec
+    # connection that ends does not kill anything in the container.
+    q = shlex.quote
+    cd = f"cd -- {q(cwd)} && " if cwd else ""
+    inner = f"timeout -k 2 {q(timeout)} bash --norc --noprofile -c {q(command)}"
+    feed = f"head -c {int(stdin_size)} | " if int(stdin_size) >= 0 else ""
+    tail = "" if feed else " < /dev/null"
+    return f"{cd}{feed}{inner}{tail}"
+
+
+def _read_script(path: str, offset: str, limit: str) -> str:
+    q = shlex.quote(path)
+    script = (
+        f"[ -d {q} ] && {{ echo 'is a directory' >&2; exit {NOT_A_FILE}; }}; "
+        f"[ -f {q} ] || exit {NO_SUCH_FILE}; tail -c +{int(offset) + 1} -- {q}"
+    )
+    return script + (f" | head -c {int(limit)}" if limit else "")
+
+
+def _write_script(path: str, mode: str, size: str) -> str:
+    q = shlex.quote(path)
+    parent = path.rstrip("/").rpartition("/")[0] or "/"
+    name = path.rstrip("/").rpartition("/")[2]
+    staged = shlex.quote(f"{parent.rstrip('/')}/.{name}.pegboard-")
+    # mktemp makes the staged file 0600 (umask 077 besides): its final mode is set before the
+    # first byte, so a secret never exists with wider permissions; then renamed into place.
+    return (
+        f"[ -d {q} ] && {{ echo 'is a directory' >&2; exit {NOT_A_FILE}; }}; "
+        f"umask 077 && mkdir -p -- {shlex.quote(parent)} && t=$(mktemp {staged}XXXXXXXX) && "
+        f'{{ chmod {int(mode, 8) & 0o7777:o} "$t" && head -c {int(size)} > "$t" && '
+        f'[ "$(wc -c < "$t")" -eq {int(size)} ] && mv -f -- "$t" {q}; }} '
+        f'|| {{ rc=$?; rm -f -- "$t"; exit $rc; }}'
+    )
+
+
+def _detach_script(script: str, log: str, status: str, pid: str) -> str:
+    return detach_command(script_path=script, log_path=log, status_path=status, pid_path=pid)
+
+
+def _status_script(pid: str, status: str) -> str:
+    return detached_status_command(pid_path=pid, status_path=status)
+
+
+_SCRIPTS: dict[str, Callable[..., str]] = {
+    "run": _run_script,
+    "read": _read_script,
+    "write": _write_script,
+    "detach": _detach_script,
+    "status": _status_script,
+}
+
+
+def register(name: str, script: Callable[..., str]) -> None:
+    """Add a command (TarFileSync's tree commands register themselves)."""
+    _SCRIPTS[name] = script
+
+
+def build(name: str, *params: str) -> list[str]:
+    """The argv of command `name` with `params`."""
+    return [*_BASH, _SCRIPTS[name](*params), _ARG0 + name, *params]
+
+
+def parse(argv: Sequence[str]) -> PodCommand | None:
+    """The command `argv` is, when it is one of these and its script matches its params."""
+    head = len(_BASH)
+    if tuple(argv[:head]) != _BASH or len(argv) < head + 2:
+        return None
+    script, arg0, params = argv[head], argv[head + 1], tuple(argv[head + 2 :])
+    name = arg0.removeprefix(_ARG0)
+    builder = _SCRIPTS.get(name) if arg0.startswith(_ARG0) else None
+    if builder is None:
+        return None
+    try:
+        if builder(*params) != script:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return PodCommand(name, params)
+
+
+def run(command: str, *, timeout: float, stdin_size: int | None, cwd: str | None) -> list[str]:
+    """`command` under bash, killed with its process group after `timeout` seconds; reading
+    exactly `stdin_size` bytes of stdin (None: stdin is /dev/null)."""
+    size = -1 if stdin_size is None else stdin_size
+    return build("run", command, f"{timeout:g}", str(size), cwd or "")
+
+
+def read_file(path: str, *, offset: int, limit: int | None) -> list[str]:
+    """Print the file from `offset`, at most `limit` bytes; exit NO_SUCH_FILE / NOT_A_FILE."""
+    return build("read", path, str(offset), "" if limit is None else str(limit))
+
+
+def write_file(path: str, *, mode: int, size: int) -> list[str]:
+    """Replace `path` with the `size` bytes of stdin, mode set before the first byte."""
+    return build("write", path, f"{mode & 0o7777:o}", str(size))
+
+
+def detach(*, script: str, log: str, status: str, pid: str) -> list[str]:
+    """Start `bash script` detached (remote_commands.detach_command); prints its pid."""
+    return build("detach", script, log, status, pid)
+
+
+def detached_status(*, pid: str, status: str) -> list[str]:
+    """Print the exit status, RUNNING or GONE (remote_commands.detached_status_command)."""
+    return build("status", pid, status)

@@ -138,8 +138,11 @@ class KubernetesCluster:
         monotonic: Callable[[], float] = time.monotonic,
         on_call: Callable[[str, float, str], None] | None = None,
         on_warning: Callable[[str], None] | None = None,
+        exec_subprotocols: tuple[str, ...] | None = None,
     ) -> None:
         self._context = context
+        # what an exec offers the apiserver (None: the client's v5, v4); tests pin v4 with it
+        self._exec_subprotocols = exec_subprotocols
         # told each `Warning: 299` text an answer carries (pegboard.app.shared.api_warnings)
         self._on_warning = on_warning
         # `-v`: told (what, seconds, outcome) after every request (pegboard.app.shared.call_trace)
@@ -623,7 +626,7 @@ class KubernetesCluster:
         timeout: float | None = None,
     ) -> ExecResult:
         api = self._client()  # first: it imports the client lean
-        from .kubernetes_exec import exec_in_pod  # websocket-client, on first exec only
+        from .kubernetes_exec import PROTOCOLS, exec_in_pod  # websocket-client, on first exec
 
         started = time.perf_counter()
         outcome = "error"
@@ -639,6 +642,7 @@ class KubernetesCluster:
                 on_stdout=on_stdout,
                 on_stderr=on_stderr,
                 timeout=timeout,
+                subprotocols=self._exec_subprotocols or PROTOCOLS,
             )
             outcome = f"exit {result.exit_code}"
             return result

@@ -42,6 +42,7 @@ __all__ = ["exec_in_pod"]
 
 STDIN, STDOUT, STDERR, ERROR, CLOSE = 0, 1, 2, 3, 255
 _V5 = "v5.channel.k8s.io"
+PROTOCOLS = (_V5, "v4.channel.k8s.io")  # what WSClient offers by default
 _STDIN_CHUNK = 64 * 1024
 _POLL_SEC = 1.0  # a socket read waits at most this, so the deadline is checked
 # The 400s (or the kubelet's answers relayed) for a container that cannot be exec'd into.
@@ -67,8 +68,11 @@ def exec_in_pod(
     on_stdout: OutputSink | None,
     on_stderr: OutputSink | None,
     timeout: float | None,
+    subprotocols: tuple[str, ...] = PROTOCOLS,
 ) -> ExecResult:
-    """Run `command` in the pod through `api` (a kubernetes ApiClient); see Cluster.exec."""
+    """Run `command` in the pod through `api` (a kubernetes ApiClient); see Cluster.exec.
+
+    `subprotocols`: what the client offers, in order of preference (the client's own default)."""
     from kubernetes.stream.ws_client import WSClient, get_websocket_url
     from websocket import WebSocketBadStatusException, WebSocketException
 
@@ -91,6 +95,7 @@ def exec_in_pod(
     configuration = api.configuration
     try:
         lowered = {key.lower(): value for key, value in headers.items()}
+        lowered["sec-websocket-protocol"] = ",".join(subprotocols)
         client = WSClient(  # type: ignore[no-untyped-call]
             configuration,
             get_websocket_url(url),  # type: ignore[no-untyped-call]
@@ -246,4 +251,8 @@ def _exit_code(status: bytes, where: str) -> int:
                 except ValueError:
                     break
     message = one_line(str(body.get("message") or status.decode(errors="replace")))
-    raise PortError(f"exec in {where} failed: {message}")
+    if any(marker in message for marker in _NOT_RUNNING):
+        # v5: the apiserver upgrades first, then learns from the kubelet that the container
+        # is not running, and says so as a Failure (500 InternalError) on the error channel.
+        raise ContainerNotRunning(f"cannot exec into {where}: {message}", status=body.get("code"))
+    raise PortError(f"exec in {where} failed: {message}", status=body.get("code"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,8 +14,7 @@ from contract.cluster_contract import phase_is, unique, wait_for
 from contract.cluster_exec_contract import ClusterExecContract
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes.sandbox import KubernetesSandbox
-from pegboard.domain.errors import NotFound
-from pegboard.domain.ports.cluster import JsonObject, ResourceKind
+from pegboard.domain.ports.cluster import ExecTimedOut, JsonObject, ResourceKind
 
 IMAGE = "busybox:1.36"
 
@@ -71,25 +71,26 @@ def sandbox() -> Iterator[KubernetesSandbox]:
         yield running
 
 
-@pytest.fixture(scope="module")
+# v5 (what the client prefers: stdin can be closed) and v4 alone (apiservers before 1.30).
+@pytest.fixture(scope="module", params=[None, ("v4.channel.k8s.io",)], ids=["v5", "v4"])
 def cluster(
-    sandbox: KubernetesSandbox, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    sandbox: KubernetesSandbox,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[KubernetesCluster]:
     home = tmp_path_factory.mktemp("home")
-    adapter = KubernetesCluster(env={"KUBECONFIG": str(sandbox.kubeconfig_path)}, home=home)
+    adapter = KubernetesCluster(
+        env={"KUBECONFIG": str(sandbox.kubeconfig_path)},
+        home=home,
+        exec_subprotocols=request.param,
+    )
     yield adapter
     adapter.close()
 
 
 @pytest.fixture(scope="module")
 def shared_driver(sandbox: KubernetesSandbox, cluster: KubernetesCluster) -> SandboxExecDriver:
-    driver = SandboxExecDriver(sandbox, cluster)
-    pod = driver.running_pod()
-    try:
-        cluster.exec(pod, ["true"], namespace=driver.namespace, timeout=20)
-    except NotFound:  # the pod is there: it is the exec subresource that is not served
-        pytest.skip("sandbox has no exec yet")
-    return driver
+    return SandboxExecDriver(sandbox, cluster)
 
 
 class TestKubernetesClusterExecContract(ClusterExecContract):
@@ -109,3 +110,22 @@ def test_importing_the_adapter_does_not_import_the_websocket_layer() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_stdin_ends_over_v5_and_cannot_over_v4(sandbox: KubernetesSandbox, tmp_path: Path) -> None:
+    """v5.channel.k8s.io closes stdin after its last chunk, so `cat` ends; v4 has no way to
+    say so, so `cat` waits (which is why ExecShell and TarFileSync delimit what they send)."""
+
+    def adapter(protocols: tuple[str, ...]) -> KubernetesCluster:
+        env = {"KUBECONFIG": str(sandbox.kubeconfig_path)}
+        return KubernetesCluster(env=env, home=tmp_path, exec_subprotocols=protocols)
+
+    v5, v4 = adapter(("v5.channel.k8s.io",)), adapter(("v4.channel.k8s.io",))
+    driver = SandboxExecDriver(sandbox, v5)
+    pod = driver.running_pod()
+    result = v5.exec(pod, ["cat"], namespace=driver.namespace, stdin=b"abc", timeout=20)
+    assert (result.exit_code, result.stdout) == (0, b"abc")
+    with pytest.raises(ExecTimedOut):
+        v4.exec(pod, ["cat"], namespace=driver.namespace, stdin=b"abc", timeout=1)
+    v5.close()
+    v4.close()

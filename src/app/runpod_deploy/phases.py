@@ -122,7 +122,8 @@ def wait_until_ready(
     timing: Timing,
     probe: bool = True,
 ) -> tuple[PodStatus, RemoteShell]:
-    """Poll the pod until ssh is published and a command runs; transient errors are retried.
+    """Poll the pod until it is ready (its provider's shell and file sync can reach it:
+    PodStatus.access) and a command runs over its shell; transient errors are retried.
 
     `probe=False`: a command already ran over the shell's connection (the ssh provider's
     claim), so a published pod is ready without running another one.

@@ -33,7 +33,7 @@ import attrs
 
 from pegboard.domain.errors import NotFound, PortError, UsageError
 from pegboard.domain.gpujob import plan as run_plan
-from pegboard.domain.gpujob.spec import LifecycleAction
+from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     KeptWarm,
     kept_warm,
@@ -68,7 +68,7 @@ class PointerCleanup:
 
 @attrs.frozen
 class BulkCleanup:
-    provider: str = "runpod"
+    provider: str = DEFAULT_PROVIDER
     yes: bool = False
     dry_run: bool = False
     name_prefixes: tuple[str, ...] = ()

@@ -1,9 +1,10 @@
 """KubernetesCluster: the Cluster port over the official client's HTTP layer, objects kept raw.
 
-One ApiClient (one urllib3 pool) per adapter. Requests go through the client's own serialisation,
-auth and TLS; responses are read unparsed (`_preload_content=False` style) and decoded with
-`json.loads`, so objects are exactly the apiserver's dicts: no typed-model round trip, no
-pydantic validation on the hot path. `kubernetes` is imported on first use, never at import.
+One RestApi (the client's REST layer: one urllib3 pool) per adapter. Requests go through the
+client's own auth hooks, TLS and body encoding; ApiClient, with pydantic, is never imported
+(kubernetes_rest.py). Responses are read unparsed and decoded with `json.loads`, so objects are
+exactly the apiserver's dicts: no typed-model round trip, no pydantic validation on the hot
+path. `kubernetes` is imported on first use, never at import.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ class KubernetesCluster:
 
     def _build_client(self, configuration: Any) -> Any:
         kubernetes_imports.lean_kubernetes()
-        from kubernetes.client import ApiClient
+        from .kubernetes_rest import RestApi
 
         # urllib3's own retries would hide errors and multiply latency; callers own retry policy.
         configuration.retries = False
@@ -192,7 +193,7 @@ class KubernetesCluster:
             configuration.socket_options = tcp_keepalive_socket_options()
         except ImportError:  # older clients: urllib3's defaults (TCP_NODELAY) stay
             pass
-        api = ApiClient(configuration)
+        api = RestApi(configuration)
         if self._lenient_tls:
             api.rest_client.pool_manager.connection_pool_kw["ssl_context"] = _lenient_context(
                 configuration

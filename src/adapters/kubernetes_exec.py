@@ -70,7 +70,7 @@ def exec_in_pod(
     timeout: float | None,
     subprotocols: tuple[str, ...] = PROTOCOLS,
 ) -> ExecResult:
-    """Run `command` in the pod through `api` (a kubernetes ApiClient); see Cluster.exec.
+    """Run `command` in the pod through `api` (kubernetes_rest.RestApi); see Cluster.exec.
 
     `subprotocols`: what the client offers, in order of preference (the client's own default)."""
     from kubernetes.stream.ws_client import WSClient, get_websocket_url

@@ -14,7 +14,8 @@ So:
   the same module object (PEP 562 `__getattr__`), so code that uses `kubernetes.watch` etc.
   through the package still works;
 - `kube_config` (the official loader: exec plugins, OIDC, certificates, merging) is imported
-  with its OIDC/GCP dependencies bound to stand-ins that import the real module on first use.
+  with its OIDC/GCP dependencies, and `ApiClient` (pydantic), bound to stand-ins that import the
+  real module on first use.
 
 The loader's code is the client's own: nothing here parses a kubeconfig.
 """
@@ -138,9 +139,20 @@ def kube_config() -> Any:
         stand_ins = _stand_ins()
         shadowed = {name: sys.modules[name] for name in stand_ins if name in sys.modules}
         sys.modules.update(stand_ins)
+        client = importlib.import_module("kubernetes.client")  # light: its exports are lazy
+        # `from kubernetes.client import ApiClient` at the loader's top would import pydantic and
+        # the response model (~60 ms); the loader only calls it (an OIDC refresh,
+        # new_client_from_config), so it binds a stand-in that imports the real class then.
+        api_client_placed = "ApiClient" not in client.__dict__
+        if api_client_placed:
+            client.__dict__["ApiClient"] = _DeferredCallable(
+                "kubernetes.client.api_client", "ApiClient"
+            )
         try:
             return importlib.import_module("kubernetes.config.kube_config")
         finally:
+            if api_client_placed:
+                del client.__dict__["ApiClient"]  # later imports get the real class
             for name in stand_ins:
                 del sys.modules[name]
             sys.modules.update(shadowed)

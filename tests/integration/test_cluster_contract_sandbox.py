@@ -380,3 +380,43 @@ def test_lenient_tls_clears_only_strict_x509_verification(
     strict = KubernetesCluster(env=env, home=tmp_path)
     assert "ssl_context" not in strict._client().rest_client.pool_manager.connection_pool_kw
     assert lenient.list(ResourceKind.POD, namespace="default") is not None
+
+
+def _kubeconfig_with_exec_plugin(sandbox: KubernetesSandbox, path: Path, token: str) -> Path:
+    """The sandbox's kubeconfig with its user's token handed out by an exec credential plugin."""
+    import yaml
+
+    config = yaml.safe_load(Path(sandbox.kubeconfig_path).read_text())
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "kind": "ExecCredential",
+        "status": {"token": token},
+    }
+    for entry in config["users"]:
+        entry["user"] = {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": sys.executable,
+                "args": ["-c", f"print({json.dumps(json.dumps(credential))})"],
+                "interactiveMode": "Never",
+            }
+        }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_an_exec_plugins_token_authenticates(sandbox: KubernetesSandbox, tmp_path: Path) -> None:
+    # The official loader runs the plugin; its token reaches the request via auth_settings().
+    kubeconfig = _kubeconfig_with_exec_plugin(sandbox, tmp_path / "config", sandbox.token)
+    adapter = KubernetesCluster(env={"KUBECONFIG": str(kubeconfig)}, home=tmp_path)
+    assert isinstance(adapter.list(ResourceKind.POD, namespace=sandbox.namespace), list)
+    assert sandbox.namespace in adapter.namespace_names(timeout=10)
+
+
+def test_an_exec_plugins_wrong_token_is_unauthorized(
+    sandbox: KubernetesSandbox, tmp_path: Path
+) -> None:
+    kubeconfig = _kubeconfig_with_exec_plugin(sandbox, tmp_path / "config", "wrong-token")
+    adapter = KubernetesCluster(env={"KUBECONFIG": str(kubeconfig)}, home=tmp_path)
+    with pytest.raises(Unauthorized):
+        adapter.read(ResourceKind.POD, "x", namespace=sandbox.namespace)

@@ -85,3 +85,23 @@ def test_an_already_imported_client_is_used_as_is() -> None:
         """
     )
     assert out == "True"
+
+
+def test_the_loader_binds_api_client_without_importing_pydantic() -> None:
+    out = _run(
+        """
+        import sys
+        from pegboard.adapters import kubernetes_imports
+        kube_config = kubernetes_imports.kube_config()
+        print("pydantic" in sys.modules, "kubernetes.client.api_client" in sys.modules)
+        from kubernetes.client import ApiClient, Configuration
+        print(ApiClient.__module__)
+        client = kube_config.ApiClient(configuration=Configuration())
+        print(type(client) is ApiClient, "pydantic" in sys.modules)
+        """
+    )
+    assert out.splitlines() == [
+        "False False",
+        "kubernetes.client.api_client",
+        "True True",
+    ]

@@ -39,6 +39,7 @@ PERSISTENT_VOLUME_CLAIMS = Resource("persistentvolumeclaims", "PersistentVolumeC
 NAMESPACES = Resource("namespaces", "Namespace", "v1", namespaced=False)
 RESOURCE_QUOTAS = Resource("resourcequotas", "ResourceQuota", "v1")
 LIMIT_RANGES = Resource("limitranges", "LimitRange", "v1")
+NODES = Resource("nodes", "Node", "v1", namespaced=False)  # the sandbox's declared nodes
 _ALL = (
     PODS,
     EVENTS,
@@ -48,6 +49,7 @@ _ALL = (
     NAMESPACES,
     RESOURCE_QUOTAS,
     LIMIT_RANGES,
+    NODES,
 )
 RESOURCES = {resource.plural: resource for resource in _ALL}
 BY_KIND = {resource.kind: resource for resource in _ALL}

@@ -293,6 +293,52 @@ def _limit_range_row(limit_range: Mapping[str, Any], now_ns: int) -> list[Any]:
 
 _LIMIT_RANGE_COLUMNS = [_column("Name", fmt="name"), _column("Created At", "date")]
 
+
+def _node_row(node: Mapping[str, Any], now_ns: int) -> list[Any]:
+    """printNode (pkg/printers/internalversion/printers.go): Ready or NotReady (plus
+    SchedulingDisabled), roles from node-role.kubernetes.io/* labels, the kubelet's version;
+    -o wide adds addresses, OS image, kernel and runtime."""
+    status = node.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or ()
+    )
+    state = "Ready" if ready else "NotReady"
+    if (node.get("spec") or {}).get("unschedulable"):
+        state += ",SchedulingDisabled"
+    labels = node["metadata"].get("labels") or {}
+    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/"))
+    info = status.get("nodeInfo") or {}
+    internal = [
+        a["address"] for a in status.get("addresses") or () if a.get("type") == "InternalIP"
+    ]
+    return [
+        node["metadata"]["name"],
+        state,
+        ",".join(roles) or "<none>",
+        _since(node["metadata"].get("creationTimestamp"), now_ns),
+        info.get("kubeletVersion", ""),
+        internal[0] if internal else "<none>",
+        "<none>",
+        info.get("osImage", ""),
+        info.get("kernelVersion", ""),
+        info.get("containerRuntimeVersion", ""),
+    ]
+
+
+_NODE_COLUMNS = [
+    _column("Name", fmt="name"),
+    _column("Status"),
+    _column("Roles"),
+    _column("Age"),
+    _column("Version"),
+    _column("Internal-IP", priority=1),
+    _column("External-IP", priority=1),
+    _column("OS-Image", priority=1),
+    _column("Kernel-Version", priority=1),
+    _column("Container-Runtime", priority=1),
+]
+
 Printer = tuple[list[JsonObject], Callable[[Mapping[str, Any], int], list[Any]]]
 PRINTERS: dict[str, Printer] = {
     "Pod": (_POD_COLUMNS, _pod_row),
@@ -302,6 +348,7 @@ PRINTERS: dict[str, Printer] = {
     "Namespace": (_NAMESPACE_COLUMNS, _namespace_row),
     "ResourceQuota": (_QUOTA_COLUMNS, _quota_row),
     "LimitRange": (_LIMIT_RANGE_COLUMNS, _limit_range_row),
+    "Node": (_NODE_COLUMNS, _node_row),
 }
 
 

@@ -1,10 +1,13 @@
 """python -m pegboard.adapters.sandboxes.kubernetes [--port N] [--kubeconfig PATH] [--token T]
-[--plain-http] [--pod-security NS=LEVEL]... [--apply FILE]... [--user NAME=VERBS:RESOURCES]..."""
+[--plain-http] [--pod-security NS=LEVEL]... [--apply FILE]... [--user NAME=VERBS:RESOURCES]...
+[--node JSON]..."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
 from pegboard.domain.errors import PegboardError, UsageError
 
@@ -49,10 +52,20 @@ def main(argv: list[str] | None = None) -> None:
         metavar="NAME=VERBS:RESOURCES",
         help="a user allowed only these rules, e.g. ci=get,list:pods;get:pods/log (repeatable)",
     )
+    parser.add_argument(
+        "--node",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help='declare a node (repeatable), e.g. \'{"name": "gpu-0", "labels": '
+        '{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}, "capacity": {"nvidia.com/gpu": 8}, '
+        '"taints": ["nvidia.com/gpu=present:NoSchedule"]}\'; without any, one node fits every pod',
+    )
     args = parser.parse_args(argv)
     try:
         levels = dict(_pair(item, "--pod-security") for item in args.pod_security)
         users = [_pair(item, "--user") for item in args.user]
+        nodes = [_node(item) for item in args.node]
         serve(
             args.port,
             args.kubeconfig,
@@ -61,10 +74,21 @@ def main(argv: list[str] | None = None) -> None:
             users=users,
             pod_security=levels,
             object_files=args.apply,
+            nodes=nodes,
         )
     except PegboardError as exc:
         print(f"kubernetes sandbox: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+def _node(item: str) -> dict[str, Any]:
+    try:
+        node = json.loads(item)
+    except ValueError as exc:
+        raise UsageError(f"--node {item!r}: not JSON ({exc})") from None
+    if not isinstance(node, dict):
+        raise UsageError(f"--node {item!r}: expected a JSON object")
+    return node
 
 
 def _pair(item: str, flag: str) -> tuple[str, str]:

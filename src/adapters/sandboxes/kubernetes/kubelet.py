@@ -31,6 +31,7 @@ from pegboard.adapters.kube_semantics.status import StatusError
 from .events import NODE_NAME, record_event
 from .faults import Faults
 from .logs import ContainerLog
+from .scheduler import Scheduler
 from .store import PODS, Change, JsonObject, Store
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,13 @@ def container_argv(container: JsonObject, env: dict[str, str]) -> list[str]:
     args = [expand(str(part), defined) for part in container.get("args") or ()]
     argv = command + args
     return argv or ["true"]
+
+
+def _unschedulable(message: str) -> Callable[[JsonObject], None]:
+    def mutate(pod: JsonObject) -> None:
+        podstatus.mark_unschedulable(pod, message=message, stamp=_now())
+
+    return mutate
 
 
 def _set_entry(key: str, index: int, value: JsonObject) -> Callable[[JsonObject], None]:
@@ -188,7 +196,9 @@ class Kubelet:
         kill_grace_seconds: float = 1.0,
         track_group: Callable[[int], None] = lambda pgid: None,
         forget_group: Callable[[int], None] = lambda pgid: None,
+        scheduler: Scheduler | None = None,
     ) -> None:
+        self._scheduler = scheduler
         # Told each container's process group when it starts and ends (the sandbox's reaper).
         self._track_group = track_group
         self._forget_group = forget_group
@@ -381,17 +391,7 @@ class Kubelet:
             return
         init_specs: list[JsonObject] = spec.get("initContainers") or []
         app_specs: list[JsonObject] = spec["containers"]
-
-        def schedule(p: JsonObject) -> None:
-            podstatus.mark_scheduled(p, node=NODE_NAME, host_ip=_LOOPBACK, stamp=_now())
-
-        pod = self._update(runtime, schedule)
-        self._event(
-            pod,
-            "Scheduled",
-            scheduled_message(pod, NODE_NAME),
-            component="default-scheduler",
-        )
+        pod = self._bind(runtime, pod)
         if faults.slow_start_seconds and runtime.deleted.wait(faults.slow_start_seconds):
             raise PodGone
         runtime.scratch.mkdir(parents=True, exist_ok=True)
@@ -454,6 +454,46 @@ class Kubelet:
         for run in runs:
             self._wait(runtime, run)
         self._finish(runtime, runs)
+
+    def _bind(self, runtime: PodRuntime, pod: JsonObject) -> JsonObject:
+        """The scheduler's part: bind the pod to a node (the one node of a sandbox without
+        declared nodes; else the scheduler's choice, waiting Pending while none fits)."""
+
+        def on(node: str) -> Callable[[JsonObject], None]:
+            return lambda p: podstatus.mark_scheduled(p, node=node, host_ip=_LOOPBACK, stamp=_now())
+
+        scheduler = self._scheduler
+        preset = pod["spec"].get("nodeName")
+        if scheduler is None or not scheduler.declared or preset:
+            bound = self._update(
+                runtime, on(preset if scheduler and scheduler.declared else NODE_NAME)
+            )
+        else:
+            reported = None
+            placed: list[JsonObject] = []
+            while not placed:
+                generation = scheduler.generation
+                message = scheduler.schedule(
+                    pod, lambda node: placed.append(self._update(runtime, on(node)))
+                )
+                if message is None:
+                    break
+                if message != reported:  # a new verdict: the condition and one more event
+                    reported = message
+                    self._update(runtime, _unschedulable(message))
+                    self._event(
+                        pod, "FailedScheduling", message, type="Warning",
+                        component="default-scheduler",
+                    )  # fmt: skip
+                if runtime.deleted.is_set() or self._stopped:
+                    raise PodGone
+                scheduler.wait(generation, 0.5)
+            bound = placed[0]
+        node_name = bound["spec"]["nodeName"]
+        self._event(
+            bound, "Scheduled", scheduled_message(bound, node_name), component="default-scheduler"
+        )
+        return bound
 
     def _delete_later(self, runtime: PodRuntime, seconds: float) -> None:
         if runtime.deleted.wait(seconds) or self._stopped:
@@ -528,7 +568,7 @@ class Kubelet:
             "metadata.name": pod["metadata"]["name"],
             "metadata.namespace": pod["metadata"]["namespace"],
             "metadata.uid": pod["metadata"]["uid"],
-            "spec.nodeName": NODE_NAME,
+            "spec.nodeName": pod["spec"].get("nodeName") or NODE_NAME,
             "status.podIP": _LOOPBACK,
             "status.hostIP": _LOOPBACK,
         }

@@ -11,10 +11,12 @@ import ssl
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
 from pegboard.domain.errors import UsageError
 
 from ..serving import Sandbox, serve_in_thread, serve_until_signalled, stop_serving
@@ -27,6 +29,7 @@ from .kubelet import Kubelet
 from .lockdown import apply_documents, label_namespace, pod_security_labels, read_documents
 from .rbac import Rule, User, parse_rules
 from .reaper import SCRATCH_PREFIX, Reaper, hold_scratch_lock, sweep_abandoned_scratch
+from .scheduler import Scheduler
 from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
 from .stats import ServerStats
 from .store import EVENTS, JOBS, PODS, JsonObject, Store
@@ -58,11 +61,17 @@ class KubernetesSandbox(Sandbox):
         pod_security: Mapping[str, str] | None = None,
         objects: Iterable[Any] = (),
         kubelet: dict[str, Any] | None = None,
+        nodes: Iterable[Mapping[str, Any]] = (),
     ) -> None:
-        """`users`: (name, rules) pairs, each a token and a kubeconfig context `NAME@CONTEXT`
+        """`nodes`: the cluster's nodes, each a Node document or `{name, labels, capacity,
+        allocatable, taints, unschedulable}` (taints as dicts or `key=value:Effect`); then pods
+        are scheduled onto them (nodeSelector, affinity, tolerations, requests incl. extended
+        resources such as nvidia.com/gpu) and stay Pending with FailedScheduling when none fits.
+        Without nodes, one node fits every pod.
+        `users`: (name, rules) pairs, each a token and a kubeconfig context `NAME@CONTEXT`
         allowed only what its rules say (`get,list,watch,create,delete:pods;get:pods/log`).
         `pod_security`: namespace -> level (enforce and warn labels). `objects`: Namespace,
-        ResourceQuota and LimitRange documents created before serving."""
+        ResourceQuota, LimitRange and Node documents created before serving."""
         self.token = token or secrets.token_urlsafe(24)
         self.tls = tls
         self.faults = faults or Faults()
@@ -80,6 +89,11 @@ class KubernetesSandbox(Sandbox):
         self._tls: LoopbackTls | None = None
         self.kubeconfig_path = self._kubeconfig_arg or Path()
         self.store = Store(history_limit=history_limit)
+        self.scheduler = Scheduler(self.store, lambda: format_rfc3339(time.time_ns()))
+        objects = list(objects)
+        declared = [o for o in objects if isinstance(o, Mapping) and o.get("kind") == "Node"]
+        objects = [o for o in objects if o not in declared]
+        self.scheduler.add_nodes([*nodes, *declared])
         self.kubelet = Kubelet(
             self.store,
             self.faults,
@@ -87,9 +101,14 @@ class KubernetesSandbox(Sandbox):
             kill_grace_seconds=kill_grace_seconds,
             track_group=self._track_group,
             forget_group=self._forget_group,
+            scheduler=self.scheduler,
         )
         self._state = ApiState(
-            store=self.store, kubelet=self.kubelet, faults=self.faults, token=self.token
+            store=self.store,
+            kubelet=self.kubelet,
+            faults=self.faults,
+            token=self.token,
+            scheduler=self.scheduler,
         )
         self.jobs_controller = JobController(
             self.store, self._ttl_delete, admit=self._state.admission.admit_pod_and
@@ -205,6 +224,17 @@ class KubernetesSandbox(Sandbox):
         """Create Namespaces, ResourceQuotas and LimitRanges as kubectl would."""
         apply_documents(self.store, self._state.namespaces, documents, source="apply")
 
+    def add_nodes(self, *nodes: Mapping[str, Any]) -> list[JsonObject]:
+        """Declare more nodes (see `nodes=`); pods waiting for room are tried again."""
+        return self.scheduler.add_nodes(nodes)
+
+    def remove_node(self, name: str) -> None:
+        self.scheduler.remove_node(name)
+
+    def nodes(self) -> list[JsonObject]:
+        """The nodes GET /api/v1/nodes lists."""
+        return self.scheduler.nodes()
+
     def client_ssl_context(self) -> ssl.SSLContext:
         """An SSL context trusting this sandbox's CA (for raw HTTPS requests)."""
         if self._tls is None:
@@ -312,6 +342,7 @@ def serve(
     objects: Iterable[Any] = (),
     object_files: Sequence[str | Path] = (),
     kubelet: dict[str, Any] | None = None,
+    nodes: Iterable[Mapping[str, Any]] = (),
 ) -> None:
     """Run a sandbox in the foreground until SIGINT/SIGTERM; URL and kubeconfig go to stderr.
     `object_files`: YAML files of Namespaces, ResourceQuotas and LimitRanges to create first.
@@ -328,6 +359,7 @@ def serve(
         pod_security=pod_security,
         objects=[*objects, *(doc for path in object_files for doc in read_documents(Path(path)))],
         kubelet=kubelet,
+        nodes=nodes,
     )
 
     def announce() -> None:

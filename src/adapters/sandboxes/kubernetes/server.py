@@ -31,7 +31,12 @@ from pegboard.adapters.kube_semantics.listing import (
     parse_list_options,
 )
 from pegboard.adapters.kube_semantics.logs import log_container, not_started, parse_since_time
-from pegboard.adapters.kube_semantics.resources import LIMIT_RANGES, NAMESPACES, RESOURCE_QUOTAS
+from pegboard.adapters.kube_semantics.resources import (
+    LIMIT_RANGES,
+    NAMESPACES,
+    NODES,
+    RESOURCE_QUOTAS,
+)
 from pegboard.adapters.kube_semantics.selectors import required_field_value, selector_matcher
 from pegboard.adapters.kube_semantics.status import StatusError, success_body
 from pegboard.adapters.kube_semantics.tables import table, wants_table
@@ -51,6 +56,7 @@ from .namespaces import Namespaces, check_namespace_object
 from .openapi import GROUP_VERSIONS, discovery_document, group_version_document, unknown_fields
 from .patching import apply_patch
 from .rbac import User, Users, access_review, authorize, parse_rules, rules_review
+from .scheduler import Scheduler
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
 from .websocket import accept_key, is_upgrade_request, offered_protocols
@@ -59,7 +65,7 @@ logger = logging.getLogger(__name__)
 
 _CORE = re.compile(
     r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
-    r"/(?P<plural>pods|events|resourcequotas|limitranges)"
+    r"/(?P<plural>pods|events|resourcequotas|limitranges|nodes)"
     r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status|exec))?)?/?$"
 )
 _BATCH = re.compile(
@@ -114,8 +120,11 @@ class Deletion:
 class ApiState:
     """Everything the handlers share."""
 
-    def __init__(self, *, store: Store, kubelet: Kubelet, faults: Faults, token: str) -> None:
+    def __init__(
+        self, *, store: Store, kubelet: Kubelet, faults: Faults, token: str, scheduler: Scheduler
+    ) -> None:
         self.store = store
+        self.scheduler = scheduler
         self.kubelet = kubelet
         self.faults = faults
         self.token = token
@@ -547,7 +556,7 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
             return
         resource = RESOURCES[match["plural"]]
         namespace, name, sub = match["ns"], match["name"], match["sub"]
-        if resource is LEASES and sub:
+        if (resource is LEASES and sub) or (resource is NODES and (sub or namespace)):
             raise StatusError(404, "the server could not find the requested resource")
         if (
             sub
@@ -569,6 +578,19 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
         )
         if sub == "exec":
             self._exec(method, namespace or "default", name or "", params)
+        elif resource is NODES and method != "GET":
+            raise StatusError(
+                405,
+                "the sandbox's nodes are declared when it starts (nodes=, --node): "
+                f"{method} is not served on nodes",
+                reason="MethodNotAllowed",
+            )
+        elif (
+            resource is NODES
+            and not self.server.state.scheduler.declared
+            and not (match["watch"] or _flag(params, "watch"))
+        ):
+            self._default_node(name, params)
         elif match["watch"] or _flag(params, "watch"):
             if method != "GET" or sub:
                 raise StatusError(405, f"{method} is not supported for watch")
@@ -663,6 +685,7 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
                     ("resourcequotas", "ResourceQuota", _ALL_VERBS),
                     ("resourcequotas/status", "ResourceQuota", _SUBRESOURCE_VERBS),
                     ("limitranges", "LimitRange", _ALL_VERBS),
+                    ("nodes", "Node", ("get", "list", "watch")),
                 ],
             )
         elif path == "/apis/batch/v1":
@@ -1035,6 +1058,23 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
 
         ExecSession(self.connection, protocol, options, stopping=state.stopping).run(start)
 
+    def _default_node(self, name: str | None, params: dict[str, list[str]]) -> None:
+        """The one node of a sandbox without declared nodes (it fits every pod)."""
+        node = self.server.state.scheduler.default_node()
+        if name is not None:
+            if name != node["metadata"]["name"]:
+                raise StatusError(404, f'nodes "{name}" not found', reason="NotFound",
+                                  details={"name": name, "kind": "nodes"})  # fmt: skip
+            self._send_object(node, params)
+            return
+        metadata = {"resourceVersion": str(self.server.state.store.resource_version)}
+        if self._wants_table():
+            self._send_json(200, self._table("Node", [node], params, metadata))
+            return
+        self._send_json(
+            200, {"kind": "NodeList", "apiVersion": "v1", "metadata": metadata, "items": [node]}
+        )
+
     def _send_plain(self, code: int, text: str) -> None:
         data = text.encode()
         self._status = code
@@ -1270,6 +1310,7 @@ _SHORT_NAMES = {
     "namespaces": ["ns"],
     "resourcequotas": ["quota"],
     "limitranges": ["limits"],
+    "nodes": ["no"],
 }
 _CATEGORIES = {"pods": ["all"], "jobs": ["all"]}
 
@@ -1283,7 +1324,7 @@ def _resource_list(
             "name": name,
             "singularName": "" if "/" in name else kind.lower(),
             "namespaced": kind
-            not in ("Namespace", "SelfSubjectAccessReview", "SelfSubjectRulesReview"),
+            not in ("Namespace", "Node", "SelfSubjectAccessReview", "SelfSubjectRulesReview"),
             "kind": kind,
             "verbs": list(verbs),
         }

@@ -210,3 +210,12 @@ def test_the_container_asks_the_registry_a_test_overrides(tmp_path: Path) -> Non
     built = container.backend_at()("toy", {"shelf": "top"})
     assert built.locator == ToyLocator(shelf="top")  # the pointer's mapping, structured
     assert container.backend_for()("toy").locator == ToyLocator()
+
+
+@pytest.mark.parametrize("argv", [["ls-stale"], ["cleanup", "--all-stopped"], ["gpu-prices"]])
+def test_the_provider_flags_offer_the_registered_providers(argv: list[str]) -> None:
+    from pegboard.testing import RunpodDeploy
+
+    done = RunpodDeploy().cli(*argv, "--provider", "nope")
+    assert done.exit_code == 2 and "Traceback" not in done.stderr
+    assert all(repr(name) in done.stderr for name in discover_registry()), done.stderr

@@ -59,9 +59,9 @@ class PodToolsHarness:
         self.prompts.append(prompt)
         return self.answer
 
-    def deps(self) -> PodCommandDeps:
-        """The container's PodCommandDeps on this harness's fakes."""
-        return pod_command_deps_with(
+    def deps(self, **overrides: Any) -> PodCommandDeps:
+        """The container's PodCommandDeps on this harness's fakes (`overrides` by name)."""
+        values: dict[str, Any] = dict(
             backend_for=self.backend_for,
             clock=self.clock,
             home=str(self.home),
@@ -71,6 +71,7 @@ class PodToolsHarness:
             out_bytes=self.chunks.append,
             ask=self.ask,
         )
+        return pod_command_deps_with(**{**values, **overrides})
 
     # --- scenery -------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 pegboard.domain.gpujob.provider_plugin.ProviderPlugin) declares the provider.
 
 `discover_registry()` is the one list of providers: every subpackage here that defines PLUGIN,
-found by walking this package (a new provider is a new subpackage, nothing else). Each
+found by listing this package (a new provider is a new subpackage, nothing else). Each
 subpackage's `__init__` stays light (attrs and the domain only), because `--help` and
 `validate` import it; what reaches pods is imported by its `build`, when a process needs it.
 """
@@ -10,7 +10,7 @@ subpackage's `__init__` stays light (attrs and the domain only), because `--help
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 from functools import cache
 
 from pegboard.domain.gpujob.provider_plugin import ProviderPlugin
@@ -20,7 +20,16 @@ __all__ = ["discover_registry", "provider_names"]
 
 
 def _subpackages() -> list[str]:
-    return sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+    """The provider packages here: folders with an __init__.py (a plain scan, not pkgutil's
+    import machinery: `--help` lists the providers)."""
+    names = set()
+    for folder in __path__:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                is_package = os.path.isfile(os.path.join(entry.path, "__init__.py"))
+                if entry.is_dir() and entry.name.isidentifier() and is_package:
+                    names.add(entry.name)
+    return sorted(names)
 
 
 @cache

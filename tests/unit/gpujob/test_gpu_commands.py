@@ -287,8 +287,6 @@ def test_logs_to_a_full_stdout_is_one_error_and_to_a_closed_pipe_a_quiet_stop(
 ) -> None:
     import errno
 
-    import attrs
-
     from pegboard.app.runpod_deploy.log_tail import StdoutRefused
 
     config = _config(h)
@@ -299,7 +297,7 @@ def test_logs_to_a_full_stdout_is_one_error_and_to_a_closed_pipe_a_quiet_stop(
         def out_bytes(chunk: bytes) -> None:
             raise error
 
-        return attrs.evolve(h.deps(), out_bytes=out_bytes)
+        return h.deps(out_bytes=out_bytes)
 
     full = refuse(OSError(errno.ENOSPC, "No space left on device"))
     with pytest.raises(StdoutRefused, match=r"^could not write to stdout \(No space left"):

@@ -10,13 +10,13 @@ to stderr too and stdout holds one JSON summary, printed at the end (run_summary
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import attrs
 import click
 
 from pegboard.app.runpod_deploy.job_loading import merge_cli_vars
 from pegboard.app.runpod_deploy.run_job import run_job
-from pegboard.app.runpod_deploy.run_types import RunDeps, RunRequest
+from pegboard.app.runpod_deploy.run_types import RunRequest
 from pegboard.app.runpod_deploy.sigterm import sigterm_as_interrupt
 from pegboard.app.shared.cli.examples import examples
 from pegboard.app.shared.cli.options import stream_output_option
@@ -24,6 +24,9 @@ from pegboard.domain.errors import UsageError
 from pegboard.domain.input_limits import MAX_CONFIG_NUMBER
 
 from .options import config_path_option, template_var_options, verbosity_options
+
+if TYPE_CHECKING:  # `run --help` does not load dependency-injector
+    from pegboard.app.runpod_deploy.container import RunpodDeployContainer
 
 
 @examples(
@@ -108,30 +111,30 @@ def run(
     )
     from pegboard.app.runpod_deploy.container import current_container
 
-    deps = current_container().run_deps()  # an offline dry run asks no provider of it
+    container = current_container()  # an offline dry run asks no provider of it
     if output == "json":
-        return _run_with_summary(request, deps)
+        return _run_with_summary(request, container)
+    deps = container.run_deps()
     with sigterm_as_interrupt():
         result = run_job(request, deps)
     return result.exit_code
 
 
-def _run_with_summary(request: RunRequest, deps: RunDeps) -> int:
+def _run_with_summary(request: RunRequest, container: RunpodDeployContainer) -> int:
     """`-o json`: the job's output and RUN_DIR= on stderr, one JSON summary on stdout at the end,
     on every path that reaches the command (a refused config too, then re-raised for its line)."""
     import json
 
     from pegboard.app.runpod_deploy.cli import EXIT_CODES
     from pegboard.app.runpod_deploy.run_summary import refused_summary, run_summary
-    from pegboard.app.runpod_deploy.seams import write_stderr_bytes
     from pegboard.app.shared.error_exit_codes import exit_code_for
 
-    stderr = deps.tool_output or write_stderr_bytes
+    stderr = container.tool_output()
 
     def to_stderr(line: str) -> None:
         stderr(line.encode() + b"\n")
 
-    deps = attrs.evolve(deps, job_output=stderr, result_line=to_stderr)
+    deps = container.run_deps(job_output=stderr, result_line=to_stderr)
     try:
         with sigterm_as_interrupt():
             result = run_job(request, deps)

@@ -55,17 +55,13 @@ class ExecShell:
         cwd: str | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._cluster = cluster
-        self._namespace = namespace
-        self._pod = pod
-        self._container = container
+        self._target = pod_commands.PodTarget(cluster, namespace, pod, container)
         self._cwd = cwd
         self._clock: Clock = clock if clock is not None else SystemClock()
 
     @property
     def where(self) -> str:
-        where = f"{self._namespace}/{self._pod}"
-        return f"{where}/{self._container}" if self._container else where
+        return self._target.where
 
     def _exec(
         self,
@@ -86,15 +82,8 @@ class ExecShell:
 
             return take
 
-        result = self._cluster.exec(
-            self._pod,
-            argv,
-            namespace=self._namespace,
-            container=self._container,
-            stdin=stdin,
-            on_stdout=sink(out),
-            on_stderr=sink(err),
-            timeout=timeout,
+        result = self._target.exec(
+            argv, stdin=stdin, on_stdout=sink(out), on_stderr=sink(err), timeout=timeout
         )
         return result, b"".join(out), b"".join(err)
 

@@ -19,17 +19,24 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from pegboard.domain.gpujob.remote_commands import detach_command, detached_status_command
+from pegboard.domain.ports.cluster import Cluster, ExecInput, ExecResult, OutputSink
 
 __all__ = [
     "NOT_A_FILE",
     "NO_SUCH_FILE",
+    "TREE_FIELDS",
     "PodCommand",
+    "PodTarget",
     "build",
     "detach",
     "detached_status",
     "parse",
     "read_file",
+    "remove",
     "run",
+    "tar",
+    "tree",
+    "untar",
     "write_file",
 ]
 
@@ -45,6 +52,41 @@ class PodCommand:
 
     name: str
     params: tuple[str, ...]
+
+
+@attrs.frozen
+class PodTarget:
+    """The container these commands run in, and the exec that runs them there."""
+
+    cluster: Cluster
+    namespace: str
+    pod: str
+    container: str | None = None
+
+    @property
+    def where(self) -> str:
+        where = f"{self.namespace}/{self.pod}"
+        return f"{where}/{self.container}" if self.container else where
+
+    def exec(
+        self,
+        argv: list[str],
+        *,
+        timeout: float,
+        stdin: ExecInput = None,
+        on_stdout: OutputSink | None = None,
+        on_stderr: OutputSink | None = None,
+    ) -> ExecResult:
+        return self.cluster.exec(
+            self.pod,
+            argv,
+            namespace=self.namespace,
+            container=self.container,
+            stdin=stdin,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+            timeout=timeout,
+        )
 
 
 def _run_script(command: str, timeout: str, stdin_size: str, cwd: str) -> str:
@@ -92,18 +134,45 @@ def _status_script(pid: str, status: str) -> str:
     return detached_status_command(pid_path=pid, status_path=status)
 
 
+# One entry of `tree`: type (f d l ...), size, mtime (seconds, fractional), octal mode, link
+# target, path relative to the listed path ("" for itself); every field ends in a NUL.
+TREE_FIELDS = 6
+
+
+def _tree_script(path: str) -> str:
+    q = shlex.quote(path)
+    fmt = "\\0".join(("%y", "%s", "%T@", "%m", "%l", "%P")) + "\\0"
+    return f"{{ [ -e {q} ] || [ -L {q} ]; }} || exit {NO_SUCH_FILE}; find {q} -printf '{fmt}'"
+
+
+def _untar_script(root: str) -> str:
+    # GNU and busybox tar stop at the archive's end-of-archive blocks: no stdin EOF needed.
+    # --no-same-owner: the files belong to whoever execs, whatever the archive says.
+    q = shlex.quote(root)
+    return f"mkdir -p -- {q} && cd -- {q} && tar -x -p --no-same-owner -f -"
+
+
+def _tar_script(root: str, list_size: str) -> str:
+    q = shlex.quote(root)
+    return f"cd -- {q} && head -c {int(list_size)} | tar -c -f - --null --no-recursion -T -"
+
+
+def _remove_script(root: str, list_size: str) -> str:
+    q = shlex.quote(root)
+    return f"cd -- {q} && head -c {int(list_size)} | xargs -0 rm -rf --"
+
+
 _SCRIPTS: dict[str, Callable[..., str]] = {
     "run": _run_script,
     "read": _read_script,
     "write": _write_script,
     "detach": _detach_script,
     "status": _status_script,
+    "tree": _tree_script,
+    "untar": _untar_script,
+    "tar": _tar_script,
+    "remove": _remove_script,
 }
-
-
-def register(name: str, script: Callable[..., str]) -> None:
-    """Add a command (TarFileSync's tree commands register themselves)."""
-    _SCRIPTS[name] = script
 
 
 def build(name: str, *params: str) -> list[str]:
@@ -154,3 +223,25 @@ def detach(*, script: str, log: str, status: str, pid: str) -> list[str]:
 def detached_status(*, pid: str, status: str) -> list[str]:
     """Print the exit status, RUNNING or GONE (remote_commands.detached_status_command)."""
     return build("status", pid, status)
+
+
+def tree(path: str) -> list[str]:
+    """List `path` and everything under it, TREE_FIELDS NUL-ended fields an entry (GNU find);
+    exit NO_SUCH_FILE when it does not exist."""
+    return build("tree", path)
+
+
+def untar(root: str) -> list[str]:
+    """Extract the tar archive on stdin into `root` (created), modes and mtimes kept."""
+    return build("untar", root)
+
+
+def tar(root: str, *, list_size: int) -> list[str]:
+    """A tar archive on stdout of the paths (relative to `root`, NUL-ended, `list_size` bytes
+    of stdin) named, each without what is under it."""
+    return build("tar", root, str(list_size))
+
+
+def remove(root: str, *, list_size: int) -> list[str]:
+    """`rm -rf` the paths (relative to `root`, NUL-ended, `list_size` bytes of stdin)."""
+    return build("remove", root, str(list_size))

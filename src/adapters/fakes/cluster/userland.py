@@ -16,8 +16,11 @@ exec times out.
 
 from __future__ import annotations
 
+import io
 import math
+import posixpath
 import shlex
+import tarfile
 from collections.abc import Callable
 
 import attrs
@@ -126,10 +129,116 @@ def _status(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcom
     return ExecOutcome(stdout=b"RUNNING\n" if alive else b"GONE\n")
 
 
+def _tree(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
+    """`find -printf` of a FakeHost path: its files, and the directories their paths imply."""
+    (path,) = params
+    root = host.resolve(path)
+
+    def entry(kind: str, size: int, mtime: float, mode: int, rel: str) -> bytes:
+        return (
+            b"\0".join(
+                (
+                    kind.encode(),
+                    b"%d" % size,
+                    f"{mtime:.10f}".encode(),
+                    b"%o" % mode,
+                    b"",
+                    rel.encode(),
+                )
+            )
+            + b"\0"
+        )
+
+    if root in host.files:
+        found = host.files[root]
+        return ExecOutcome(stdout=entry("f", len(found.data), found.mtime, found.mode, ""))
+    if not host.is_dir(root):
+        return ExecOutcome(pod_commands.NO_SUCH_FILE)
+    out = [entry("d", 4096, 0.0, 0o755, "")]
+    dirs: set[str] = set()
+    prefix = root.rstrip("/") + "/"
+    for name in sorted(host.files):
+        if not name.startswith(prefix):
+            continue
+        rel = name[len(prefix) :]
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent not in dirs:
+                dirs.add(parent)
+                out.append(entry("d", 4096, 0.0, 0o755, parent))
+        found = host.files[name]
+        out.append(entry("f", len(found.data), found.mtime, found.mode, rel))
+    return ExecOutcome(stdout=b"".join(out))
+
+
+def _untar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
+    """`tar -x` into a FakeHost: regular files with their modes and mtimes (directories are
+    implied by paths; links are not modelled). An archive without its end waits for it."""
+    (root,) = params
+    if not stdin.rstrip(b"\0") or len(stdin) - len(stdin.rstrip(b"\0")) < 2 * tarfile.BLOCKSIZE:
+        return ExecOutcome(duration=math.inf)
+    with tarfile.open(fileobj=io.BytesIO(stdin), mode="r:") as archive:
+        for member in archive:
+            if not member.isreg():
+                continue
+            source = archive.extractfile(member)
+            assert source is not None
+            path = posixpath.join(root, member.name)
+            host.put(path, source.read(), member.mode)
+            host.files[host.resolve(path)].mtime = float(member.mtime)
+    return ExecOutcome()
+
+
+def _names(stdin: bytes, size: str) -> list[str] | None:
+    data = _stdin_of(stdin, int(size))
+    return None if data is None else [n.decode() for n in data.split(b"\0") if n]
+
+
+def _tar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
+    """`tar -c --no-recursion` of the named FakeHost files (GNU tar: a missing one is reported
+    and the rest still archived, exit 2)."""
+    root, size = params
+    names = _names(stdin, size)
+    if names is None:
+        return ExecOutcome(duration=math.inf)
+    buffer = io.BytesIO()
+    errors = []
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        for name in names:
+            path = host.resolve(posixpath.join(root, name))
+            found = host.files.get(path)
+            if found is None:
+                if not host.is_dir(path):
+                    errors.append(f"tar: {name}: Cannot stat: No such file or directory\n")
+                continue
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(found.data), found.mode, int(found.mtime)
+            archive.addfile(info, io.BytesIO(found.data))
+    return ExecOutcome(2 if errors else 0, buffer.getvalue(), "".join(errors).encode())
+
+
+def _remove(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
+    """`rm -rf` of the named FakeHost paths and everything under them."""
+    root, size = params
+    names = _names(stdin, size)
+    if names is None:
+        return ExecOutcome(duration=math.inf)
+    for name in names:
+        path = host.resolve(posixpath.join(root, name))
+        for stored in [f for f in host.files if f == path or f.startswith(path + "/")]:
+            del host.files[stored]
+    return ExecOutcome()
+
+
 PROGRAMS: dict[str, Program] = {
     "run": _run,
     "read": _read,
     "write": _write,
     "detach": _detach,
     "status": _status,
+    "tree": _tree,
+    "untar": _untar,
+    "tar": _tar,
+    "remove": _remove,
 }

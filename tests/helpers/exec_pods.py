@@ -1,0 +1,50 @@
+"""A running pod on the Kubernetes API sandbox that ExecShell and TarFileSync tests exec into."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from contract.cluster_contract import phase_is, wait_for
+from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+from pegboard.adapters.sandboxes.kubernetes.sandbox import KubernetesSandbox
+from pegboard.domain.ports.cluster import ResourceKind
+
+
+class ExecPod:
+    """One pod whose container `main` sleeps; its exec'd commands see this machine's files
+    (the sandbox runs containers as local processes), so pod paths are local paths."""
+
+    def __init__(self, sandbox: KubernetesSandbox, cluster: KubernetesCluster) -> None:
+        self.cluster = cluster
+        self.namespace = sandbox.namespace
+        self.timeout = 20.0
+        self.name = f"exec-{uuid.uuid4().hex[:8]}"
+        manifest = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": self.name},
+            "spec": {
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {"name": "main", "image": "ubuntu:24.04", "command": ["sleep", "3600"]}
+                ],
+            },
+        }
+        cluster.create(manifest, namespace=self.namespace)
+        wait_for(self, ResourceKind.POD, self.name, phase_is("Running"))  # type: ignore[arg-type]
+
+
+@contextmanager
+def exec_pod() -> Iterator[ExecPod]:
+    """A fresh sandbox, a KubernetesCluster on it over HTTP, and one running pod."""
+    with KubernetesSandbox() as sandbox:
+        home = Path(sandbox.kubeconfig_path).parent
+        cluster = KubernetesCluster(env={"KUBECONFIG": str(sandbox.kubeconfig_path)}, home=home)
+        try:
+            yield ExecPod(sandbox, cluster)
+        finally:
+            cluster.close()

@@ -19,6 +19,7 @@ class ExecPod:
 
     def __init__(self, sandbox: KubernetesSandbox, cluster: KubernetesCluster) -> None:
         self.cluster = cluster
+        self.kubeconfig = Path(sandbox.kubeconfig_path)
         self.namespace = sandbox.namespace
         self.timeout = 20.0
         self.name = f"exec-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,81 @@
+"""FakeCluster.exec beyond the contract: failure injection, the request log, container choice,
+a pod deleted underneath, and pod_commands' recognition of its own argv only."""
+
+from __future__ import annotations
+
+import pytest
+
+from pegboard.adapters import pod_commands
+from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
+from pegboard.domain.errors import Invalid, NotFound, Transient
+from pegboard.domain.ports.cluster import ContainerNotRunning, ExecResult, ExecTimedOut
+
+
+def _cluster(*containers: str) -> FakeCluster:
+    cluster = FakeCluster(FakeClock(), namespace="ns")
+    cluster.script_pod("p", PodScript().running(at=0.5))
+    spec = {"containers": [{"name": name, "image": "ubuntu"} for name in containers]}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    cluster.create(manifest, namespace="ns")
+    cluster.advance(1.0)
+    return cluster
+
+
+def test_exec_failures_are_injected_and_calls_recorded() -> None:
+    cluster = _cluster("main")
+    cluster.fail_next("exec", Transient("connection reset", status=None))
+    with pytest.raises(Transient):
+        cluster.exec("p", ["true"], namespace="ns")
+    assert cluster.exec("p", ["true"], namespace="ns") == ExecResult(0)
+    execs = [r for r in cluster.requests if r.operation == "exec"]
+    assert [r.params["command"] for r in execs] == [("true",), ("true",)]
+
+
+def test_a_pod_of_two_containers_needs_a_name() -> None:
+    cluster = _cluster("main", "sidecar")
+    with pytest.raises(Invalid, match="a container name must be specified"):
+        cluster.exec("p", ["true"], namespace="ns")
+    assert cluster.exec("p", ["true"], namespace="ns", container="sidecar").exit_code == 0
+
+
+def test_a_deleted_pod_is_not_found_and_a_waiting_one_not_running() -> None:
+    cluster = _cluster("main")
+    cluster.act("p", *PodScript().delete().steps, namespace="ns")
+    with pytest.raises(NotFound):
+        cluster.exec("p", ["true"], namespace="ns")
+    pending = FakeCluster(FakeClock(), namespace="ns")
+    pending.script_pod("q", PodScript().waiting("ContainerCreating"))
+    spec = {"containers": [{"name": "main", "image": "ubuntu"}]}
+    pending.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"}, "spec": spec},
+                   namespace="ns")  # fmt: skip
+    pending.advance(1.0)
+    with pytest.raises(ContainerNotRunning, match='container not found \\("main"\\)'):
+        pending.exec("q", ["true"], namespace="ns")
+
+
+def test_output_reaches_sinks_in_pieces_and_is_not_collected_then() -> None:
+    cluster = _cluster("main")
+    cluster.pod_host("p", "ns").on_command(r"^big$", stdout=b"x" * 200_000, stderr=b"e")
+    pieces: list[bytes] = []
+    result = cluster.exec("p", ["big"], namespace="ns", on_stdout=pieces.append)
+    assert result == ExecResult(0, b"", b"e")
+    assert b"".join(pieces) == b"x" * 200_000 and max(map(len, pieces)) <= 64 * 1024
+
+
+def test_only_pegboards_own_argv_is_recognised() -> None:
+    argv = pod_commands.write_file("/w/f", mode=0o600, size=3)
+    assert pod_commands.parse(argv) == pod_commands.PodCommand("write", ("/w/f", "600", "3"))
+    tampered = [*argv]
+    tampered[4] = tampered[4].replace("head -c 3", "head -c 3; rm -rf /")
+    assert pod_commands.parse(tampered) is None
+    swapped = [*argv[:-3], "/etc/passwd", "600", "3"]  # params that the script does not say
+    assert pod_commands.parse(swapped) is None
+    assert pod_commands.parse(["bash", "-c", "echo hi"]) is None
+
+
+def test_a_write_whose_stdin_falls_short_waits_like_v4_until_the_timeout() -> None:
+    cluster = _cluster("main")
+    argv = pod_commands.write_file("/w/f", mode=0o600, size=10)
+    with pytest.raises(ExecTimedOut):
+        cluster.exec("p", argv, namespace="ns", stdin=b"abc", timeout=5)
+    assert not cluster.pod_host("p", "ns").exists("/w/f")

@@ -7,23 +7,32 @@ kubeconfig or cluster that cannot answer offers nothing (seams.py says why each 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import click
-from click.shell_completion import CompletionItem
 
 from pegboard.app.shared.seams import home_dir
 from pegboard.app.squarepeg.seams import cluster_namespace_names, kubeconfig_context_names
 from pegboard.domain.squarepeg.render import PULL_POLICIES
 
-Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+
+
+def _items(values: Iterable[str]) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem  # a TAB's only, not every `run`'s import
+
+    return [CompletionItem(value) for value in values]
 
 
 def choices(values: Sequence[str]) -> Completer:
     def complete(
         ctx: click.Context, param: click.Parameter, incomplete: str
     ) -> list[CompletionItem]:
-        return [CompletionItem(v) for v in values if v.startswith(incomplete.lower())]
+        return _items(v for v in values if v.startswith(incomplete.lower()))
 
     return complete
 
@@ -34,7 +43,7 @@ PULL_POLICY_NAMES = choices(tuple(PULL_POLICIES))
 
 def contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     names = kubeconfig_context_names(os.environ, home_dir(os.environ))
-    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+    return _items(name for name in names if name.startswith(incomplete))
 
 
 def namespaces(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
@@ -42,4 +51,4 @@ def namespaces(ctx: click.Context, param: click.Parameter, incomplete: str) -> l
     names = cluster_namespace_names(
         context if isinstance(context, str) else None, os.environ, home_dir(os.environ)
     )
-    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+    return _items(name for name in names if name.startswith(incomplete))

@@ -33,12 +33,12 @@ def _expand(path: str, home: Path) -> Path:
 def load_documents(paths: list[Path]) -> list[dict[str, Any]]:
     """The parsed existing files; ValueError naming the file (and the line, for bad YAML) for a
     file that is not a YAML mapping."""
-    import yaml  # a few ms; only paid by callers that need kubeconfig
-
     documents = []
     for path in paths:
         if not path.is_file():
             continue
+        import yaml  # ~10 ms: paid only when there is a kubeconfig to read
+
         # Bounded like every file pegboard reads; kubeconfigs with embedded certificates for
         # many clusters run to megabytes, so the records' limit rather than the configs'.
         text = read_bounded_text(path, limit=MAX_RECORD_BYTES)

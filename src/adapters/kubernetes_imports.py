@@ -9,10 +9,9 @@ another ~0.1 s, though only an OIDC refresh or the legacy gcp auth-provider call
 
 So:
 
-- the three packages are entered with their `__init__` deferred: their submodules import as
-  usual, and the first access to anything else on the package runs the real `__init__` into
-  the same module object (PEP 562 `__getattr__`), so code that uses `kubernetes.watch` etc.
-  through the package still works;
+- the three packages are entered with their `__init__` deferred (deferred_packages.py): their
+  submodules import as usual, and the first access to anything else on the package runs the
+  real `__init__`, so code that uses `kubernetes.watch` etc. through the package still works;
 - `kube_config` (the official loader: exec plugins, OIDC, certificates, merging) is imported
   with its OIDC/GCP dependencies, and `ApiClient` (pydantic), bound to stand-ins that import the
   real module on first use.
@@ -29,44 +28,17 @@ import threading
 import types
 from typing import Any
 
+from .deferred_packages import enter_deferred
+
 _DEFERRED_PACKAGES = ("kubernetes", "kubernetes.config", "kubernetes.utils")
 _lock = threading.RLock()
-
-
-def _enter_package(name: str) -> None:
-    """Put package `name` in sys.modules without running its `__init__` (once; no-op if it is
-    already imported)."""
-    if name in sys.modules:
-        return
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"No module named {name!r}", name=name)
-    module = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-
-    def complete(attribute: str) -> Any:
-        # First use of something the deferred `__init__` would have defined: run it now.
-        with _lock:
-            if "__getattr__" in module.__dict__:
-                del module.__dict__["__getattr__"]
-                loader.exec_module(module)
-        try:
-            return module.__dict__[attribute]
-        except KeyError:
-            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
-
-    module.__dict__["__getattr__"] = complete
-    sys.modules[name] = module
-    parent, _, child = name.rpartition(".")
-    if parent:
-        setattr(sys.modules[parent], child, module)
 
 
 def lean_kubernetes() -> None:
     """Make `import kubernetes.<submodule>` load only that submodule's own imports."""
     with _lock:
         for name in _DEFERRED_PACKAGES:
-            _enter_package(name)
+            enter_deferred(name)
 
 
 class _DeferredModule(types.ModuleType):

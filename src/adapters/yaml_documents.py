@@ -1,4 +1,4 @@
-"""Read YAML files into SourceDocuments (with key-path line numbers) and dump plain data as YAML.
+"""Read YAML files into SourceDocuments (with key-path line numbers); dump_yaml (yaml_dump.py).
 
 Generic: knows nothing about squarepeg or runpod-deploy. Rules every caller gets:
 - an empty file is `{}`; the top level must be a mapping;
@@ -114,16 +114,6 @@ class _DocumentLoader(Composer, SafeConstructor, Resolver):
 _DocumentLoader.add_constructor(_INT_TAG, _DocumentLoader.construct_bounded_int)  # type: ignore[type-var]
 
 
-class _PlainDumper(yaml.SafeDumper):
-    """SafeDumper that never writes anchors/aliases, even for an object that appears twice."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_PlainDumper.add_representer(tuple, lambda dumper, data: dumper.represent_list(list(data)))
-
-
 def read_yaml_document(path: Path) -> SourceDocument:
     """Parse one YAML file; raise ConfigError for a missing, unreadable or malformed file."""
     source = str(path)
@@ -176,13 +166,6 @@ def parse_yaml_document(text: str | bytes, *, source: str) -> SourceDocument:
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         raise _error(source, f"the top level must be a mapping, not {kind}", line=lines[()])
     return SourceDocument(source=source, data=data, lines=lines)
-
-
-def dump_yaml(obj: Any) -> str:
-    """Block-style YAML in insertion order, unicode kept, no anchors/aliases."""
-    return yaml.dump(
-        obj, Dumper=_PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
-    )
 
 
 def _check_expanded_size(root: Node) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pegboard.adapters.yaml_documents import dump_yaml, parse_yaml_document, read_yaml_document
+from pegboard.adapters.yaml_documents import parse_yaml_document, read_yaml_document
+from pegboard.adapters.yaml_dump import dump_yaml
 from pegboard.domain.documents import SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError
 

@@ -79,7 +79,7 @@ def read_yaml_document(path: Path) -> SourceDocument:
 
 
 def dump_yaml(obj: Any) -> str:
-    from pegboard.adapters.yaml_documents import dump_yaml as dump
+    from pegboard.adapters.yaml_dump import dump_yaml as dump
 
     return dump(obj)
 

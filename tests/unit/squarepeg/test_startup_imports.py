@@ -81,6 +81,12 @@ def test_a_dry_run_without_config_files_does_not_import_cattrs(tmp_path: Path) -
     assert "cattrs" not in set(imported_modules(tmp_path, "run", "--dry-run", "alpine"))
 
 
+def test_a_dry_run_without_files_to_read_imports_only_yamls_dumping_half(tmp_path: Path) -> None:
+    modules = set(imported_modules(tmp_path, "run", "--dry-run", "alpine"))
+    assert "yaml.dumper" in modules
+    assert {"yaml.reader", "yaml.constructor", "yaml.loader", "yaml.cyaml"} & modules == set()
+
+
 def test_a_dry_run_with_a_config_file_validates_it(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text("timeout: 60\n")

@@ -13,13 +13,18 @@ tail the file could not be stopped from here, so it would outlive the follower i
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Generator
 
 from pegboard.adapters import pod_commands
 from pegboard.adapters.kubernetes_errors import one_line
 from pegboard.adapters.system_clock import SystemClock
 from pegboard.domain.errors import NotFound, PortError
-from pegboard.domain.gpujob.remote_commands import parse_detached_status, parse_pid
+from pegboard.domain.gpujob.remote_commands import (
+    kill_groups_function,
+    parse_detached_status,
+    parse_pid,
+)
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, ExecResult, ExecTimedOut
 from pegboard.domain.ports.remote_shell import (
@@ -33,6 +38,7 @@ from pegboard.domain.ports.remote_shell import (
 __all__ = ["ExecShell"]
 
 _PROBE_TIMEOUT_SEC = 30.0
+_KILL_GRACE_SEC = 2.0
 _TIMEOUT_EXIT = (124, 137)  # `timeout`: the time was up (137 when SIGTERM was not enough)
 _KILL_SLACK_SEC = 10.0  # how long past `timeout` the exec may take to report the kill
 _FOLLOW_READ = 1 << 20
@@ -41,8 +47,10 @@ _FOLLOW_READ = 1 << 20
 class ExecShell:
     """bash in one container of one pod, through the Kubernetes API (`kubectl exec`'s path).
 
-    cwd: where `run` commands start (None: the container's workingDir). clock: for deadlines and
-    the follow's polling (virtual on FakeCluster).
+    cwd: where `run` commands start (None: the container's workingDir). procs_dir: where each
+    detached job's pid is recorded (an empty file named after it), as SshShell does, so a pod
+    that is kept (recycled) can have its jobs killed. clock: for deadlines and the follow's
+    polling (virtual on FakeCluster).
     """
 
     def __init__(
@@ -53,10 +61,12 @@ class ExecShell:
         pod: str,
         container: str | None = None,
         cwd: str | None = None,
+        procs_dir: str | None = None,
         clock: Clock | None = None,
     ) -> None:
         self._target = pod_commands.PodTarget(cluster, namespace, pod, container)
         self._cwd = cwd
+        self._procs_dir = procs_dir
         self._clock: Clock = clock if clock is not None else SystemClock()
 
     @property
@@ -124,9 +134,20 @@ class ExecShell:
         if result.exit_code != 0:
             raise PortError(f"could not start {script_path} in {self.where}: {_tail(err)}")
         try:
-            return parse_pid(out.decode())
+            pid = parse_pid(out.decode())
         except ValueError:
             raise PortError(f"could not start {script_path}: no pid reported") from None
+        if self._procs_dir is not None:
+            self.write_file(posixpath.join(self._procs_dir, str(pid)), b"", mode=0o644)
+        return pid
+
+    def kill_process_group(self, pgid: int, *, grace: float = _KILL_GRACE_SEC) -> None:
+        """SIGTERM the pod's process group `pgid` (a detached job's pid), SIGKILL what is left
+        after `grace` seconds (remote_commands.kill_groups_function, as SshShell does)."""
+        script = f"{kill_groups_function(grace=grace)}kill_groups {int(pgid)}"
+        result = self.run(script, timeout=grace + _PROBE_TIMEOUT_SEC)
+        if result.exit_code != 0:
+            raise PortError(f"could not kill process group {pgid} in {self.where}")
 
     def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
         argv = pod_commands.detached_status(pid=pid_path, status=status_path)

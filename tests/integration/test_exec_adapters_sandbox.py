@@ -212,3 +212,28 @@ def test_a_pull_writes_only_what_it_asked_for(pod: ExecPod, tmp_path: Path) -> N
     assert result.files == 1
     assert not outside.exists()
     assert not (tmp_path / "local" / "escaped").exists()
+
+
+def test_a_detached_job_is_recorded_and_killed_with_its_group(pod: ExecPod, tmp_path: Path) -> None:
+    procs = tmp_path / "procs"
+    shell = ExecShell(pod.cluster, namespace=pod.namespace, pod=pod.name, procs_dir=str(procs))
+    script = tmp_path / "job.sh"
+    shell.write_file(
+        str(script), f"sleep 300 & echo $! > {tmp_path}/child; wait\n".encode(), mode=0o755
+    )
+    paths = {n: str(tmp_path / f"job.{n}") for n in ("log", "rc", "pid")}
+    pid = shell.start_detached(
+        str(script), log_path=paths["log"], status_path=paths["rc"], pid_path=paths["pid"]
+    )
+    assert (procs / str(pid)).exists()
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "child").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int((tmp_path / "child").read_text())
+    shell.kill_process_group(pid, grace=0.5)
+    status = shell.detached_status(pid_path=paths["pid"], status_path=paths["rc"])
+    assert not status.running
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)

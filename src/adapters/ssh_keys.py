@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pegboard.adapters.ssh_errors import map_connect_error
-from pegboard.domain.errors import Unauthorized
+from pegboard.domain.errors import Unauthorized, UsageError
 
 if TYPE_CHECKING:
     from paramiko.pkey import PKey
@@ -155,3 +155,12 @@ def _receive(sock: socket.socket, size: int) -> bytes | None:
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text and text[0] else type(exc).__name__
+
+
+def check_ssh_key(key_path: str | None, *, use_agent: bool) -> None:
+    """A key no connection could log in with is a usage error before any pod exists (a pod
+    created without one bills for its whole ready timeout): the ssh and RunPod providers'
+    Backend.check_usable."""
+    problem = key_problem(key_path, use_agent=use_agent)
+    if problem is not None:
+        raise UsageError(f"ssh.key_path: {problem}")

@@ -1,6 +1,7 @@
-"""The `ssh:` config section: how to log in over SSH (`key_path`, `use_agent`: every provider
-whose pods are reached over SSH, RunPod's included) and, for `pod.provider: ssh`, the machine
-(`host`, `port`, `user`) and where its per-run workspaces are claimed (`workspaces_root`)."""
+"""The `ssh:` config section, declared by the ssh and the RunPod provider plugins alike: how to
+log in over SSH (`key_path`, `use_agent`: every provider whose pods are reached over SSH) and,
+for `pod.provider: ssh`, the machine (`host`, `port`, `user`) and where its per-run workspaces
+are claimed (`workspaces_root`)."""
 
 from __future__ import annotations
 

@@ -219,3 +219,17 @@ def test_the_provider_flags_offer_the_registered_providers(argv: list[str]) -> N
     done = RunpodDeploy().cli(*argv, "--provider", "nope")
     assert done.exit_code == 2 and "Traceback" not in done.stderr
     assert all(repr(name) in done.stderr for name in discover_registry()), done.stderr
+
+
+def test_no_provider_package_imports_another() -> None:
+    """What two providers share (the ssh: section, the SSH transport) lives beside them, so a
+    provider package can be added or removed alone."""
+    import grimp
+
+    graph = grimp.build_graph("pegboard", include_external_packages=False)
+    packages = [f"pegboard.adapters.providers.{name}" for name in discover_registry()]
+    for package in packages:
+        for other in packages:
+            if other != package:
+                chains = graph.find_shortest_chains(importer=package, imported=other)
+                assert not chains, f"{package} imports {other}: {sorted(chains)}"

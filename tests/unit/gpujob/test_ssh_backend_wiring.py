@@ -16,7 +16,7 @@ import pytest
 
 from helpers.runpod_configs import spec_from, with_sections
 from pegboard.adapters.providers import discover_registry
-from pegboard.adapters.providers.ssh.section import pinned_host_keys_path
+from pegboard.adapters.ssh_section import pinned_host_keys_path
 from pegboard.app.runpod_deploy import provider_locators
 from pegboard.app.runpod_deploy.pod_pointers import PodPointer, unlink_pointer_if_names
 from pegboard.domain.errors import UsageError

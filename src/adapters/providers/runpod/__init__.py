@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pegboard.domain.gpujob.provider_plugin import (
-    BuildContext,
-    LocatorContext,
-    ProviderPlugin,
-)
-from pegboard.domain.ports.backend import Backend
-
-from ..ssh.section import (
+from pegboard.adapters.ssh_section import (
     MAX_CONNECT_TIMEOUT_SEC,
     SSH_SECTION,
     SshSpec,
@@ -25,6 +18,13 @@ from ..ssh.section import (
     key_file_problems,
     pinned_host_keys_path,
 )
+from pegboard.domain.gpujob.provider_plugin import (
+    BuildContext,
+    LocatorContext,
+    ProviderPlugin,
+)
+from pegboard.domain.ports.backend import Backend
+
 from .locator import RunPodLocator
 
 if TYPE_CHECKING:

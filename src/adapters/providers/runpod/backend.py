@@ -13,11 +13,11 @@ from pathlib import Path
 
 from pegboard.adapters.providers.runpod.pod_ssh import RunPodPodSsh, authorized_key
 from pegboard.adapters.runpod import RunPodGpuCloud
+from pegboard.adapters.ssh_keys import check_ssh_key
 from pegboard.domain.errors import PortError, UsageError
 from pegboard.domain.gpujob.provider_plugin import BuildContext
 from pegboard.domain.ports.backend import Backend
 
-from ..ssh.backend import check_ssh_key
 from .locator import RunPodLocator
 
 logger = logging.getLogger(__name__)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.adapters.ssh_section import MAX_CONNECT_TIMEOUT_SEC, SshSpec
 from pegboard.domain.gpujob.provider_plugin import NOT_RECORDED
-
-from ..ssh.section import MAX_CONNECT_TIMEOUT_SEC, SshSpec
 
 
 @attrs.frozen

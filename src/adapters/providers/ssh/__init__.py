@@ -10,15 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pegboard.domain.gpujob.provider_plugin import (
-    BuildContext,
-    LocatorContext,
-    ProviderPlugin,
-)
-from pegboard.domain.ports.backend import Backend
-
-from .locator import SshLocator
-from .section import (
+from pegboard.adapters.ssh_section import (
     MAX_CONNECT_TIMEOUT_SEC,
     SSH_PROVIDER,
     SSH_SECTION,
@@ -27,6 +19,14 @@ from .section import (
     key_file_problems,
     pinned_host_keys_path,
 )
+from pegboard.domain.gpujob.provider_plugin import (
+    BuildContext,
+    LocatorContext,
+    ProviderPlugin,
+)
+from pegboard.domain.ports.backend import Backend
+
+from .locator import SshLocator
 
 if TYPE_CHECKING:
     from pegboard.domain.gpujob.spec import JobSpec

@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from pegboard.adapters.providers.ssh.adapters import SshProvider
 from pegboard.adapters.ssh_connection import SshTarget
-from pegboard.adapters.ssh_keys import key_problem
-from pegboard.domain.errors import UsageError
+from pegboard.adapters.ssh_keys import check_ssh_key
 from pegboard.domain.gpujob.provider_plugin import BuildContext
 from pegboard.domain.ports.backend import Backend, LocatorNeeded
 
 from .locator import SshLocator
-
-
-def check_ssh_key(key_path: str | None, *, use_agent: bool) -> None:
-    """A key no connection could log in with is a usage error before any pod exists (a pod
-    created without one bills for its whole ready timeout)."""
-    problem = key_problem(key_path, use_agent=use_agent)
-    if problem is not None:
-        raise UsageError(f"ssh.key_path: {problem}")
 
 
 def ssh_backend(context: BuildContext, where: SshLocator) -> Backend:

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
+from helpers.squarepeg_e2e import squarepeg_bin
 
 
 def run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:

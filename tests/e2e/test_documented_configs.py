@@ -12,24 +12,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.ssh_keys import install_ssh_key
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "documented_configs"
 CONFIGS = sorted(DATA.glob("*.yaml"))
 SECRET_VALUE = "documented-secret-value"
-
-
-def executable() -> str:
-    beside_python = Path(sys.executable).with_name("runpod-deploy")
-    found = str(beside_python) if beside_python.exists() else shutil.which("runpod-deploy")
-    if found is None:
-        pytest.fail("runpod-deploy is not installed next to this interpreter or on PATH")
-    return found
 
 
 def expectation(config: Path) -> str:
@@ -57,7 +49,7 @@ def run(workdir: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedP
     environ = {k: v for k, v in os.environ.items() if k not in {"HF_TOKEN"}}
     environ.update(HOME=str(workdir / "home"), **env)
     return subprocess.run(
-        [executable(), *args],
+        [runpod_deploy_bin(), *args],
         cwd=workdir / "configs",
         env=environ,
         capture_output=True,

@@ -7,21 +7,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from helpers.components import require_executable
+from helpers.console_scripts import runpod_deploy_bin
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "local"
-
-
-def _bin() -> str:
-    found = shutil.which("runpod-deploy", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the runpod-deploy console script is not installed next to this interpreter")
-    return found
 
 
 def test_failed_run_then_ls_stale_then_cleanup(tmp_path: Path) -> None:
@@ -34,7 +25,7 @@ def test_failed_run_then_ls_stale_then_cleanup(tmp_path: Path) -> None:
 
     def cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
-            [_bin(), *args], env=env, input=stdin, capture_output=True, timeout=60
+            [runpod_deploy_bin(), *args], env=env, input=stdin, capture_output=True, timeout=60
         )
 
     failed = cli("run", "--config", str(project / "failing.yaml"), "--print-run-dir")

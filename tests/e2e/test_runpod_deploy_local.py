@@ -7,7 +7,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,9 @@ import pytest
 import yaml
 
 from helpers.components import require_executable
+from helpers.console_scripts import runpod_deploy_bin
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "local"
-
-
-def runpod_deploy_bin() -> str:
-    found = shutil.which("runpod-deploy", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the runpod-deploy console script is not installed next to this interpreter")
-    return found
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

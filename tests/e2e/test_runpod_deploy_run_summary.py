@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from helpers.runpod_local import EXAMPLES, runpod_deploy_bin
+from helpers.console_scripts import runpod_deploy_bin
+from helpers.runpod_local import EXAMPLES
 
 
 @pytest.fixture

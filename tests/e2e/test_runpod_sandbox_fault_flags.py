@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.runpod_local import runpod_deploy_bin
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.runpod_sandbox import require_runpod_sdk, sandbox_exports
 
 # The real SDK (1.x: GraphQL), in a fresh interpreter with only the exported variables. Each

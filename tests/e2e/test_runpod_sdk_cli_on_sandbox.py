@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from helpers.components import require_executable
-from helpers.runpod_local import runpod_deploy_bin
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.runpod_sandbox import require_runpod_sdk
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers.runpod_local import runpod_deploy_bin
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.runpod_sandbox import require_runpod_sdk
 from helpers.ssh_keys import install_ssh_key
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox

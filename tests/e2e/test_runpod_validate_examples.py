@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.ssh_keys import install_ssh_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,14 +26,6 @@ SWEEP_FLAGS = [
 ]
 
 
-def executable() -> str:
-    beside_python = Path(sys.executable).with_name("runpod-deploy")
-    found = str(beside_python) if beside_python.exists() else shutil.which("runpod-deploy")
-    if found is None:
-        pytest.fail("runpod-deploy is not installed next to this interpreter or on PATH")
-    return found
-
-
 _HOME = tempfile.TemporaryDirectory(prefix="pegboard-validate-home-")
 
 
@@ -43,7 +34,7 @@ def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     home = Path(_HOME.name)
     install_ssh_key(home)
     return subprocess.run(
-        [executable(), *args],
+        [runpod_deploy_bin(), *args],
         cwd=cwd,
         env={**os.environ, "HOME": str(home)},
         capture_output=True,

@@ -3,42 +3,15 @@ that need a cluster (-v call trace, unauthorised cluster, unknown --context, rm 
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
+from helpers.squarepeg_e2e import env, healthy, sandbox, squarepeg_bin
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture
-def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
+__all__ = ["env", "healthy", "sandbox"]  # fixtures this module uses
 
 
 def squarepeg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:

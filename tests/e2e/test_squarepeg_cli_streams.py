@@ -3,19 +3,12 @@ never a traceback (issue 12)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
+from helpers.squarepeg_e2e import squarepeg_bin
 
 
 def shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess[str]:

@@ -8,32 +8,18 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from helpers.components import require_executable
-from helpers.console_scripts import console_script, sandbox_env
 from helpers.kubernetes_sandbox import pods_created_by
+from helpers.squarepeg_e2e import env, healthy, sandbox, squarepeg_bin
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
+__all__ = ["env", "healthy", "sandbox"]  # fixtures this module uses
+
 pytestmark = pytest.mark.slow
-
-
-def squarepeg_bin() -> str:
-    return console_script("squarepeg")
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture
-def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return sandbox_env(sandbox, tmp_path)
 
 
 def squarepeg(

@@ -2,53 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import secrets
-import shutil
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from helpers.squarepeg_e2e import env, healthy, sandbox, squarepeg_bin
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
+__all__ = ["env", "healthy", "sandbox"]  # fixtures this module uses
+
 pytestmark = pytest.mark.slow
-
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def reset_faults(sandbox: KubernetesSandbox) -> Iterator[None]:
-    yield
-    sandbox.faults.image_pull_failure = None
-    sandbox.faults.oom_kill_image = None
-    sandbox.faults.unschedulable = False
-
-
-@pytest.fixture
-def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    """A fresh user per test, so sweeps only ever see that test's leftovers."""
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
 
 
 def squarepeg(

@@ -3,50 +3,32 @@ that died expires and another run sweeps; 403 on Leases falls back without faili
 
 from __future__ import annotations
 
-import os
 import secrets
-import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from helpers.console_scripts import sandbox_env
+from helpers.squarepeg_e2e import healthy, sandbox, squarepeg_bin
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.squarepeg.sweep_schedule import micro_time, sweep_lease_name
 
+__all__ = ["healthy", "sandbox"]  # fixtures this module uses
+
 pytestmark = pytest.mark.slow
-
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
 
 
 @pytest.fixture
 def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
     config = tmp_path / "sweep.yaml"
     config.write_text("orphan_sweep_min_age: 0\n")
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-        "SQUAREPEG_CONFIG": str(config),
-    }
+    return {**sandbox_env(sandbox, tmp_path), "SQUAREPEG_CONFIG": str(config)}
 
 
 def squarepeg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[bytes]:

@@ -9,46 +9,22 @@ still prints every byte.
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from helpers.kubernetes_sandbox import pods_created_by
+from helpers.squarepeg_e2e import env, healthy, sandbox, squarepeg_bin
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+
+__all__ = ["env", "healthy", "sandbox"]  # fixtures this module uses
 
 pytestmark = pytest.mark.slow
 
 LOG_BYTES = 4_000_000  # far more than a pipe and the socket buffers hold
-
-
-def squarepeg_bin() -> str:
-    found = shutil.which("squarepeg", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the squarepeg console script is not installed next to this interpreter")
-    return found
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[KubernetesSandbox]:
-    with KubernetesSandbox(kill_grace_seconds=0.2) as running:
-        yield running
-
-
-@pytest.fixture
-def env(sandbox: KubernetesSandbox, tmp_path: Path) -> dict[str, str]:
-    return {
-        "HOME": str(tmp_path),
-        "KUBECONFIG": str(sandbox.kubeconfig_path),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LOGNAME": f"e2e-{secrets.token_hex(3)}",
-    }
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:

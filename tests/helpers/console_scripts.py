@@ -20,6 +20,14 @@ def console_script(name: str) -> str:
     return found
 
 
+def squarepeg_bin() -> str:
+    return console_script("squarepeg")
+
+
+def runpod_deploy_bin() -> str:
+    return console_script("runpod-deploy")
+
+
 def sandbox_env(sandbox: KubernetesSandbox, home: Path) -> dict[str, str]:
     """A minimal environment: the sandbox's kubeconfig, a private HOME, a fresh user name."""
     return {

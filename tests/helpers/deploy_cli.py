@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from helpers.runpod_local import runpod_deploy_bin
+from helpers.console_scripts import runpod_deploy_bin
 
 HANG_GUARD_SEC = 120  # a run that takes this long is stuck; not a measurement
 

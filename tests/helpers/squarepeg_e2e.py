@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.console_scripts import console_script, sandbox_env
+from helpers.console_scripts import sandbox_env, squarepeg_bin
 from helpers.kubernetes_sandbox import pods_created_by
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 
-
-def squarepeg_bin() -> str:
-    return console_script("squarepeg")
+__all__ = ["env", "healthy", "mine", "sandbox", "squarepeg_bin"]
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,7 @@ import os
 import pwd
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,17 +23,11 @@ from typing import IO, Any
 import pytest
 import yaml
 
+from helpers.console_scripts import runpod_deploy_bin
 from helpers.sshd import SshClientKey
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd
 
 HANG_GUARD_SEC = 90  # a run that takes this long is stuck; not a measurement
-
-
-def runpod_deploy_bin() -> str:
-    found = shutil.which("runpod-deploy", path=str(Path(sys.executable).parent))
-    if found is None:
-        pytest.fail("the runpod-deploy console script is not installed next to this interpreter")
-    return found
 
 
 class RunningDeploy:

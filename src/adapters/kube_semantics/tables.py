@@ -339,6 +339,40 @@ _NODE_COLUMNS = [
     _column("Container-Runtime", priority=1),
 ]
 
+
+def _claim_row(claim: Mapping[str, Any], now_ns: int) -> list[Any]:
+    """printPersistentVolumeClaim: phase, volume, capacity, access modes (RWO, ROX, RWX, RWOP)."""
+    spec, status = claim.get("spec") or {}, claim.get("status") or {}
+    short = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX",
+             "ReadWriteOncePod": "RWOP"}  # fmt: skip
+    phase = status.get("phase", "")
+    if claim["metadata"].get("deletionTimestamp"):
+        phase = "Terminating"
+    return [
+        claim["metadata"]["name"],
+        phase,
+        spec.get("volumeName", ""),
+        (status.get("capacity") or {}).get("storage", ""),
+        ",".join(short.get(m, m) for m in status.get("accessModes") or ()),
+        spec.get("storageClassName") or "<unset>",
+        spec.get("volumeAttributesClassName") or "<unset>",
+        _since(claim["metadata"].get("creationTimestamp"), now_ns),
+        spec.get("volumeMode", ""),
+    ]
+
+
+_CLAIM_COLUMNS = [
+    _column("Name", fmt="name"),
+    _column("Status"),
+    _column("Volume"),
+    _column("Capacity"),
+    _column("Access Modes"),
+    _column("StorageClass"),
+    _column("VolumeAttributesClass"),
+    _column("Age"),
+    _column("VolumeMode", priority=1),
+]
+
 Printer = tuple[list[JsonObject], Callable[[Mapping[str, Any], int], list[Any]]]
 PRINTERS: dict[str, Printer] = {
     "Pod": (_POD_COLUMNS, _pod_row),
@@ -349,6 +383,7 @@ PRINTERS: dict[str, Printer] = {
     "ResourceQuota": (_QUOTA_COLUMNS, _quota_row),
     "LimitRange": (_LIMIT_RANGE_COLUMNS, _limit_range_row),
     "Node": (_NODE_COLUMNS, _node_row),
+    "PersistentVolumeClaim": (_CLAIM_COLUMNS, _claim_row),
 }
 
 

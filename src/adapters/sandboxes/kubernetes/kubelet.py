@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pegboard.adapters.kube_semantics import podstatus
 from pegboard.adapters.kube_semantics.events import scheduled_message
@@ -28,11 +30,12 @@ from pegboard.adapters.kube_semantics.expansion import expand
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
 from pegboard.adapters.kube_semantics.status import StatusError
 
+from . import container_fs
 from .events import NODE_NAME, record_event
 from .faults import Faults
 from .logs import ContainerLog
 from .scheduler import Scheduler
-from .store import PODS, Change, JsonObject, Store
+from .store import PERSISTENT_VOLUME_CLAIMS, PODS, Change, JsonObject, Store
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +107,8 @@ class ContainerRun:
     oom_killed: bool = False
     env: dict[str, str] = dataclasses.field(default_factory=dict)  # what an exec runs with too
     workdir: Path = Path()
+    isolated_root: str = ""  # set, with its working directory, when it has its own mounts
+    isolated_workdir: str | None = None
 
     @property
     def running(self) -> bool:
@@ -137,6 +142,7 @@ class PodRuntime:
         self.deleted = threading.Event()
         self.logs: dict[str, ContainerLog] = {}
         self.runs: dict[str, ContainerRun] = {}
+        self.volumes: dict[str, tuple[Path, bool]] = {}  # volume name -> host directory
         self.execs: set[subprocess.Popen[bytes]] = set()  # exec'd commands: they die with the pod
         self.lock = threading.Lock()
 
@@ -160,6 +166,32 @@ class PodRuntime:
             ).start()
         for log in logs:
             log.close()
+
+
+class _StartFailed(Exception):
+    """The mount helper could not set the container up or exec its command (its words)."""
+
+
+def _spawn(argv: list[str], *, helper: bool, **popen: Any) -> subprocess.Popen[bytes]:
+    """Popen, or through mount_helper with an error pipe: returns once the command is exec'd;
+    _StartFailed with the helper's message when it could not be."""
+    if not helper:
+        return subprocess.Popen(argv, bufsize=0, **popen)
+    read_end, write_end = os.pipe()
+    try:
+        env = {**popen.pop("env"), "PEGBOARD_ERROR_FD": str(write_end)}
+        process = subprocess.Popen(argv, bufsize=0, env=env, pass_fds=(write_end,), **popen)
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as errors:
+        message = errors.read()
+    if message:
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        raise _StartFailed(message.decode(errors="replace"))
+    return process
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
@@ -197,8 +229,11 @@ class Kubelet:
         track_group: Callable[[int], None] = lambda pgid: None,
         forget_group: Callable[[int], None] = lambda pgid: None,
         scheduler: Scheduler | None = None,
+        isolate_volumes: bool = True,
     ) -> None:
         self._scheduler = scheduler
+        # Containers with volume mounts get a mount namespace of their own (container_fs).
+        self._isolate = isolate_volumes and container_fs.isolation_unavailable() is None
         # Told each container's process group when it starts and ends (the sandbox's reaper).
         self._track_group = track_group
         self._forget_group = forget_group
@@ -213,6 +248,7 @@ class Kubelet:
         # use): like the real kubelet, cleanup is not the DELETE request's work.
         self._to_remove: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
         self._remover: threading.Thread | None = None
+        self._deleted_claims: set[Path] = set()
         store.subscribe(self._on_change)
 
     # -- public ----------------------------------------------------------------------------------
@@ -225,6 +261,17 @@ class Kubelet:
         with self._lock:
             runtime = self._pods.get(uid)
         return runtime.logs.get(container) if runtime else None
+
+    @property
+    def isolates_volumes(self) -> bool:
+        return self._isolate
+
+    def claim_directory(self, namespace: str, claim: str) -> Path:
+        """A PersistentVolumeClaim's data: one directory per claim object (its uid), kept until
+        the claim is deleted."""
+        found = self._store.find(PERSISTENT_VOLUME_CLAIMS, namespace, claim)
+        suffix = f"-{found['metadata']['uid'][:8]}" if found else ""
+        return self._scratch_root.parent / "claims" / namespace / f"{claim}{suffix}"
 
     def running_container(self, uid: str, container: str) -> ContainerRun | None:
         """The container's run while its main process is alive (what the runtime can exec in)."""
@@ -258,16 +305,25 @@ class Kubelet:
         # With a terminal the command leads a session whose controlling terminal it is (as
         # runc's exec with a console), so ^C typed into it is a SIGINT.
         setsid = shutil.which("setsid") if tty else None
-        process = subprocess.Popen(
-            [setsid, "--ctty", "--", *argv] if setsid else argv,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            cwd=run.workdir,
-            env=run.env,
-            start_new_session=setsid is None,
-            bufsize=0,
-        )
+        isolated = run.isolated_workdir is not None and run.process is not None
+        if isolated:
+            assert run.process is not None and run.isolated_workdir is not None
+            argv = container_fs.exec_argv(
+                run.process.pid, run.isolated_root, run.isolated_workdir, argv
+            )
+        try:
+            process = _spawn(
+                [setsid, "--ctty", "--", *argv] if setsid else argv,
+                helper=isolated,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                cwd=run.workdir,
+                env=run.env,
+                start_new_session=setsid is None,
+            )
+        except _StartFailed as exc:
+            raise OSError(errno.ENOENT, str(exc)) from None
         self._track_group(process.pid)
         with runtime.lock:
             runtime.execs.add(process)
@@ -294,6 +350,11 @@ class Kubelet:
     # -- reacting to the store -------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
+        if change.resource is PERSISTENT_VOLUME_CLAIMS and change.type == "DELETED":
+            meta = change.object["metadata"]
+            directory = self._scratch_root.parent / "claims" / meta["namespace"]
+            self._forget_claim(directory / f"{meta['name']}-{meta['uid'][:8]}")
+            return
         if change.resource is not PODS:
             return
         uid = change.object["metadata"]["uid"]
@@ -318,6 +379,23 @@ class Kubelet:
                 grace = change.object["spec"].get("terminationGracePeriodSeconds", 30)
                 runtime_or_none.kill(min(float(grace), self._kill_grace))
                 self._remove_later(runtime_or_none.scratch)
+                for directory in list(self._deleted_claims):
+                    self._forget_claim(directory)
+
+    def _forget_claim(self, directory: Path) -> None:
+        """A deleted claim's data goes once no pod of ours mounts it any more (a running pod
+        keeps it, as the pvc-protection finalizer keeps the claim on a cluster)."""
+        with self._lock:
+            in_use = any(
+                directory == source
+                for runtime in self._pods.values()
+                for source, _ in runtime.volumes.values()
+            )
+            if in_use:
+                self._deleted_claims.add(directory)
+                return
+            self._deleted_claims.discard(directory)
+        self._remove_later(directory)
 
     def _remove_later(self, scratch: Path) -> None:
         with self._lock:
@@ -395,6 +473,7 @@ class Kubelet:
         if faults.slow_start_seconds and runtime.deleted.wait(faults.slow_start_seconds):
             raise PodGone
         runtime.scratch.mkdir(parents=True, exist_ok=True)
+        runtime.volumes = container_fs.volume_sources(pod, runtime.scratch, self.claim_directory)
 
         for index, init in enumerate(init_specs):
             if index == 0 and faults.init_container_waiting_reason:
@@ -605,8 +684,18 @@ class Kubelet:
             runtime.logs[name] = log
             runtime.runs[name] = run
         env = self._container_env(pod, container, pod_env, runtime.scratch)
+        plan = None
+        if self._isolate:
+            plan = container_fs.mount_plan(
+                container,
+                runtime.volumes,
+                root=runtime.scratch / "roots" / name,
+                default_workdir=str(runtime.scratch),
+            )
         workdir = runtime.scratch
-        if container.get("workingDir"):
+        if plan is not None:
+            run.isolated_root, run.isolated_workdir = plan["root"], plan["workdir"]
+        elif container.get("workingDir"):
             workdir = runtime.scratch / str(container["workingDir"]).lstrip("/")
             workdir.mkdir(parents=True, exist_ok=True)
         argv = container_argv(container, env)
@@ -614,8 +703,9 @@ class Kubelet:
         self._event(pod, "Created", f"Created container: {name}", field_path=field_path)
         run.started_at = _now()
         try:
-            run.process = subprocess.Popen(
-                argv,
+            run.process = _spawn(
+                container_fs.start_argv(plan, argv) if plan is not None else argv,
+                helper=plan is not None,
                 # core/v1 Container.stdin: without it "reads from stdin in the container will
                 # always result in EOF"; with it (and no stdinOnce) the runtime keeps a stdin
                 # buffer open that only an attach writes to: a read waits. Nobody attaches here.
@@ -625,11 +715,14 @@ class Kubelet:
                 cwd=workdir,
                 env=env,
                 start_new_session=True,
-                bufsize=0,
             )
             self._track_group(run.process.pid)
-        except OSError as exc:
-            detail = f'exec: "{argv[0]}": {exc.strerror or exc}'
+        except (OSError, _StartFailed) as exc:
+            detail = (
+                str(exc)
+                if isinstance(exc, _StartFailed)
+                else f'exec: "{argv[0]}": {exc.strerror or exc}'
+            )
             run.exit_code, run.reason, run.finished_at = 128, "StartError", _now()
             run.message = f"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: {detail}: unknown"
             log.finish()

@@ -20,6 +20,7 @@ from pegboard.adapters.kube_semantics.kubetime import format_rfc3339
 from pegboard.domain.errors import UsageError
 
 from ..serving import Sandbox, serve_in_thread, serve_until_signalled, stop_serving
+from . import container_fs
 from .events import record_event
 from .faults import Faults
 from .garbage import delete_with_policy
@@ -62,8 +63,11 @@ class KubernetesSandbox(Sandbox):
         objects: Iterable[Any] = (),
         kubelet: dict[str, Any] | None = None,
         nodes: Iterable[Mapping[str, Any]] = (),
+        isolate_volumes: bool = True,
     ) -> None:
-        """`nodes`: the cluster's nodes, each a Node document or `{name, labels, capacity,
+        """`isolate_volumes`: a container's volumeMounts are its own directories at their
+        mountPaths (a private mount namespace; needs root and util-linux, else containers see
+        the host's filesystem and `volume_isolation` says why). `nodes`: the cluster's nodes, each a Node document or `{name, labels, capacity,
         allocatable, taints, unschedulable}` (taints as dicts or `key=value:Effect`); then pods
         are scheduled onto them (nodeSelector, affinity, tolerations, requests incl. extended
         resources such as nvidia.com/gpu) and stay Pending with FailedScheduling when none fits.
@@ -102,6 +106,7 @@ class KubernetesSandbox(Sandbox):
             track_group=self._track_group,
             forget_group=self._forget_group,
             scheduler=self.scheduler,
+            isolate_volumes=isolate_volumes,
         )
         self._state = ApiState(
             store=self.store,
@@ -223,6 +228,13 @@ class KubernetesSandbox(Sandbox):
     def apply(self, *documents: Any) -> None:
         """Create Namespaces, ResourceQuotas and LimitRanges as kubectl would."""
         apply_documents(self.store, self._state.namespaces, documents, source="apply")
+
+    @property
+    def volume_isolation(self) -> str | None:
+        """None when containers get their own mounts, else why they share the host's files."""
+        if self.kubelet.isolates_volumes:
+            return None
+        return container_fs.isolation_unavailable() or "turned off (isolate_volumes=False)"
 
     def add_nodes(self, *nodes: Mapping[str, Any]) -> list[JsonObject]:
         """Declare more nodes (see `nodes=`); pods waiting for room are tried again."""

@@ -35,6 +35,7 @@ from pegboard.adapters.kube_semantics.resources import (
     LIMIT_RANGES,
     NAMESPACES,
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
     RESOURCE_QUOTAS,
 )
 from pegboard.adapters.kube_semantics.selectors import required_field_value, selector_matcher
@@ -45,6 +46,7 @@ from pegboard.domain.errors import UsageError
 
 from ..serving import MethodDispatch
 from .admission import Admission, prepare_policy_object
+from .claims import bind_claim, check_claim
 from .events import record_event
 from .exec_session import SUPPORTED, ExecSession, exec_container, exec_options, negotiate
 from .faults import Faults
@@ -65,7 +67,7 @@ logger = logging.getLogger(__name__)
 
 _CORE = re.compile(
     r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
-    r"/(?P<plural>pods|events|resourcequotas|limitranges|nodes)"
+    r"/(?P<plural>pods|events|resourcequotas|limitranges|nodes|persistentvolumeclaims)"
     r"(?:/(?P<name>[^/]+)(?:/(?P<sub>log|status|exec))?)?/?$"
 )
 _BATCH = re.compile(
@@ -561,7 +563,9 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
         if (
             sub
             and resource is not PODS
-            and not (sub == "status" and resource in (JOBS, RESOURCE_QUOTAS))
+            and not (
+                sub == "status" and resource in (JOBS, RESOURCE_QUOTAS, PERSISTENT_VOLUME_CLAIMS)
+            )
         ):
             raise StatusError(404, "the server could not find the requested resource")
         self._verb = _verb(method, name, watch=bool(match["watch"] or _flag(params, "watch")))
@@ -686,6 +690,8 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
                     ("resourcequotas/status", "ResourceQuota", _SUBRESOURCE_VERBS),
                     ("limitranges", "LimitRange", _ALL_VERBS),
                     ("nodes", "Node", ("get", "list", "watch")),
+                    ("persistentvolumeclaims", "PersistentVolumeClaim", _ALL_VERBS),
+                    ("persistentvolumeclaims/status", "PersistentVolumeClaim", _SUBRESOURCE_VERBS),
                 ],
             )
         elif path == "/apis/batch/v1":
@@ -861,10 +867,14 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
         self._check_fields(resource, body, params)
         check_namespace(body, namespace)
         validate(resource, body)
+        if resource is PERSISTENT_VOLUME_CLAIMS:
+            check_claim(body)
         for _attempt in range(5):  # a generateName collision retries, as the apiserver does
             obj = state.store.prepare_new(resource, body, namespace)
             default_object(resource, obj)
             prepare_policy_object(resource.kind, obj)
+            if resource is PERSISTENT_VOLUME_CLAIMS:
+                bind_claim(obj)
             if resource is JOBS:
                 self._warnings = [*self._warnings, *state.admission.admit_job(obj, namespace)]
             try:
@@ -903,7 +913,7 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
             return
         state.deletions.append(Deletion(resource.plural, namespace, name, policy))
         gone = delete_with_policy(state.store, resource, namespace, name, policy)
-        if resource is PODS or policy == "Foreground":
+        if resource in (PODS, PERSISTENT_VOLUME_CLAIMS) or policy == "Foreground":
             self._send_json(200, gone)
         else:
             details = {"name": name, "kind": resource.plural, "uid": gone["metadata"]["uid"]}
@@ -1311,6 +1321,7 @@ _SHORT_NAMES = {
     "resourcequotas": ["quota"],
     "limitranges": ["limits"],
     "nodes": ["no"],
+    "persistentvolumeclaims": ["pvc"],
 }
 _CATEGORIES = {"pods": ["all"], "jobs": ["all"]}
 

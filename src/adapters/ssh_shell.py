@@ -29,7 +29,7 @@ from pegboard.adapters.ssh_connection import SftpUnavailable, SshConnection
 from pegboard.adapters.ssh_errors import connection_lost
 from pegboard.domain.errors import NotFound, PortError, Transient
 from pegboard.domain.gpujob.remote_commands import (
-    detach_command,
+    detach_and_follow_command,
     detached_status_command,
     kill_groups_function,
     parse_detached_status,
@@ -78,6 +78,7 @@ class SshShell:
         self._cwd = cwd
         self._procs_dir = procs_dir
         self._owns_connection = owns_connection
+        self._launched: _Follow | None = None  # the last launch's channel, following its log
 
     @property
     def connection(self) -> SshConnection:
@@ -198,19 +199,74 @@ class SshShell:
     def start_detached(
         self, script_path: str, *, log_path: str, status_path: str, pid_path: str
     ) -> int:
-        command = detach_command(
-            script_path=script_path, log_path=log_path, status_path=status_path, pid_path=pid_path
+        """Start the job; the same channel then follows its log until the job ends
+        (remote_commands.detach_and_follow_command), and the first `follow` of that log from
+        its start takes the channel over: one command for the launch and the follow, and no
+        kill of the tail afterwards. The job's record in procs_dir is written by it too."""
+        command = detach_and_follow_command(
+            script_path=script_path,
+            log_path=log_path,
+            status_path=status_path,
+            pid_path=pid_path,
+            record_dir=self._procs_dir,
         )
-        result = self.run(command, timeout=_PROBE_TIMEOUT_SEC)
-        if result.exit_code != 0:
-            raise PortError(f"could not start {script_path}: {_tail(result.stderr)}")
+        self._drop_launched()
+        transport, channel = self._conn.open_session()
+        header = _PidHeader()
         try:
-            pid = parse_pid(result.stdout.decode())
-        except ValueError:
-            raise PortError(f"could not start {script_path}: no pid reported") from None
-        if self._procs_dir is not None:
-            self.write_file(posixpath.join(self._procs_dir, str(pid)), b"", mode=0o644)
+            channel.exec_command(self._wrap(command))
+            channel.shutdown_write()
+            pid, rest = self._read_launched_pid(channel, header, script_path)
+        except PortError:
+            channel.close()
+            raise
+        except Exception as exc:  # paramiko/socket errors mid-command
+            channel.close()
+            if not transport.is_active():
+                raise connection_lost(str(self._conn.target), f"starting {script_path}") from None
+            raise PortError(f"ssh to {self._conn.target}: {exc}") from None
+        except BaseException:
+            channel.close()
+            raise
+        self._launched = _Follow(
+            self,
+            self._absolute(log_path),
+            0,
+            0.25,
+            adopted=(transport, channel, header, rest),
+        )
         return pid
+
+    def _read_launched_pid(
+        self, channel: Channel, header: _PidHeader, script_path: str
+    ) -> tuple[int, bytes]:
+        """The job's pid line, and the log bytes that came after it in the same reads."""
+        deadline = time.monotonic() + _PROBE_TIMEOUT_SEC
+        out = b""
+        err = b""
+        while True:
+            while channel.recv_ready():
+                out += header.feed(channel.recv(_CHUNK))
+            while channel.recv_stderr_ready():
+                err = (err + channel.recv_stderr(_CHUNK))[-2000:]
+            line, newline, rest = out.partition(b"\n")
+            if newline:
+                try:
+                    return parse_pid(line.decode()), rest
+                except ValueError:
+                    raise PortError(f"could not start {script_path}: no pid reported") from None
+            if channel.eof_received or channel.closed:
+                channel.status_event.wait(1.0)
+                raise PortError(f"could not start {script_path}: {_tail(err) or 'no pid reported'}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(header.pgid, f"start {script_path}", _PROBE_TIMEOUT_SEC)
+            select.select([channel], [], [], min(remaining, 1.0))
+
+    def _drop_launched(self) -> None:
+        launched, self._launched = self._launched, None
+        if launched is not None:
+            launched.close()
 
     def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
         command = detached_status_command(pid_path=pid_path, status_path=status_path)
@@ -218,7 +274,14 @@ class SshShell:
         return parse_detached_status(result.stdout.decode(errors="replace"))
 
     def follow(self, path: str, *, from_offset: int = 0, heartbeat: float = 0.25) -> _Follow:
-        return _Follow(self, self._absolute(path), from_offset, heartbeat)
+        launched, self._launched = self._launched, None
+        absolute = self._absolute(path)
+        if launched is not None and launched.path == absolute and from_offset == 0:
+            launched.heartbeat = heartbeat
+            return launched  # the launch's own channel, already following this log
+        if launched is not None:
+            launched.close()
+        return _Follow(self, absolute, from_offset, heartbeat)
 
     # --- files over SFTP -----------------------------------------------------------------
 
@@ -346,21 +409,40 @@ class SshShell:
         return posixpath.join(self._cwd, path)
 
     def close(self) -> None:
+        self._drop_launched()
         if self._owns_connection:
             self._conn.close()
 
 
 class _Follow:
-    """`tail -c +N -f` on one channel; resumes at the delivered offset after a drop."""
+    """`tail -c +N -f` on one channel; resumes at the delivered offset after a drop.
 
-    def __init__(self, shell: SshShell, path: str, offset: int, heartbeat: float) -> None:
+    `adopted`: the channel of a launch that follows its job's log itself (start_detached) and
+    the bytes already read past its pid line. That tail ends when the job does: the follow then
+    only reports heartbeats (the monitor reads the rest itself once the job is over), and
+    closing it kills nothing."""
+
+    def __init__(
+        self,
+        shell: SshShell,
+        path: str,
+        offset: int,
+        heartbeat: float,
+        *,
+        adopted: tuple[Transport, Channel, _PidHeader, bytes] | None = None,
+    ) -> None:
         self._shell = shell
-        self._path = path
+        self.path = path
         self._offset = offset
-        self._heartbeat = heartbeat
+        self.heartbeat = heartbeat
         self._transport: Transport | None = None
         self._channel: Channel | None = None
         self._header = _PidHeader()
+        self._pending = b""
+        self._bound_to_job = adopted is not None
+        self._job_over = False
+        if adopted is not None:
+            self._transport, self._channel, self._header, self._pending = adopted
         self._stderr = b""
         self._closed = False
 
@@ -375,8 +457,15 @@ class _Follow:
     def __next__(self) -> bytes:
         if self._closed:
             raise StopIteration
-        deadline = time.monotonic() + self._heartbeat
+        if self._pending:
+            data, self._pending = self._pending, b""
+            self._offset += len(data)
+            return data
+        deadline = time.monotonic() + self.heartbeat
         while True:
+            if self._job_over:
+                time.sleep(max(0.0, deadline - time.monotonic()))
+                return b""
             if self._channel is None:
                 self._open()
             channel = self._channel
@@ -398,31 +487,36 @@ class _Follow:
             select.select([channel], [], [], remaining)
 
     def _open(self) -> None:
-        quoted = shlex.quote(self._path)
+        quoted = shlex.quote(self.path)
         command = (
             f'f={quoted}; while [ ! -e "$f" ]; do sleep 0.05; done; '
             f'exec tail -c +{self._offset + 1} -f -- "$f"'
         )
         self._transport, self._channel = self._shell.connection.open_session()
         self._header = _PidHeader()
+        self._bound_to_job = False
         self._channel.exec_command(self._shell._wrap(command))
         self._channel.shutdown_write()
 
     def _ended(self, channel: Channel) -> None:
-        """The tail stopped: reconnect after a drop, otherwise it failed for real."""
+        """The tail stopped: the job's own end, a drop (reconnect), or a real failure."""
         transport = self._transport
         channel.status_event.wait(1.0)
         channel.close()
         self._channel = None
-        if transport is not None and not transport.is_active():
+        live = transport is not None and transport.is_active()
+        if self._bound_to_job and live and channel.exit_status == 0:
+            self._job_over = True
+            return
+        if transport is not None and not live:
             logger.info(
-                "following %s: connection lost at byte %d; resuming", self._path, self._offset
+                "following %s: connection lost at byte %d; resuming", self.path, self._offset
             )
             self._shell.connection.reconnect(after=transport)
             return
         message = self._stderr.decode(errors="replace").strip()[-300:]
         self._closed = True
-        raise PortError(f"following {self._path} stopped: {message or 'tail exited'}")
+        raise PortError(f"following {self.path} stopped: {message or 'tail exited'}")
 
     def close(self) -> None:
         if self._closed:
@@ -433,6 +527,8 @@ class _Follow:
         if channel is None:
             return
         channel.close()
+        if self._bound_to_job:
+            return  # its tail ends with the job, or at its next write to the closed channel
         if pgid and self._transport is not None and self._transport.is_active():
             # tail exits on its own at its next write; a wait for a missing file would not.
             try:

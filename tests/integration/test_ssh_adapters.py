@@ -379,3 +379,86 @@ def test_ctrl_c_during_a_command_kills_its_remote_group(
         assert wait_for(lambda: not alive(child)), "the remote command outlived Ctrl-C"
     finally:
         shell.close()
+
+
+def _tails_of(log: Path) -> list[int]:
+    """Live `tail` processes following `log`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (
+            argv
+            and argv[0].endswith(b"tail")
+            and str(log).encode() in argv
+            and alive(int(entry.name))
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_launch_follows_its_log_on_its_own_channel_and_leaves_no_tail(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    procs = tmp_path / "procs"
+    connection = connect_shell(server, ssh_client_key, tmp_path / "known_hosts").connection
+    shell = SshShell(connection, cwd=str(tmp_path), procs_dir=str(procs))
+    log = tmp_path / "job.log"
+    body = b"echo one\nsleep 0.3\nprintf 'two\\0three'\necho\necho DONE\n"
+    try:
+        shell.write_file(f"{tmp_path}/job.sh", body, mode=0o755)
+        before = len(server.recorded_commands())
+        pid = shell.start_detached(
+            f"{tmp_path}/job.sh",
+            log_path=str(log),
+            status_path=f"{tmp_path}/job.rc",
+            pid_path=f"{tmp_path}/job.pid",
+        )
+        assert (procs / str(pid)).is_file()  # recorded for stop/terminate, by the launch itself
+        stream = shell.follow(str(log), heartbeat=0.05)
+        seen = b""
+        while b"DONE\n" not in seen:
+            seen += next(stream)
+        assert seen == b"one\ntwo\0three\nDONE\n"
+        assert wait_for(lambda: not alive(pid))
+        # The tail ended with the job: the follow only reports heartbeats now, never an error.
+        assert wait_for(lambda: next(stream) == b"" and not _tails_of(log))
+        stream.close()
+        commands = server.recorded_commands()[before:]
+        assert len([c for c in commands if "setsid" in c]) == 1
+        assert not [c for c in commands if "exec tail" in c or "kill -- -" in c]
+    finally:
+        shell.close()
+
+
+def test_a_follow_elsewhere_than_the_launchs_log_start_gets_its_own_tail(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    log = tmp_path / "job.log"
+    try:
+        shell.write_file(f"{tmp_path}/job.sh", b"echo abcdef\nsleep 30\n", mode=0o755)
+        pid = shell.start_detached(
+            f"{tmp_path}/job.sh",
+            log_path=str(log),
+            status_path=f"{tmp_path}/job.rc",
+            pid_path=f"{tmp_path}/job.pid",
+        )
+        stream = shell.follow(str(log), from_offset=3, heartbeat=0.05)
+        seen = b""
+        while b"\n" not in seen:
+            seen += next(stream)
+        assert seen == b"def\n"
+        stream.close()  # a tail of its own: killed on close, though the job runs on
+        assert wait_for(lambda: len(_tails_of(log)) == 0)
+        assert alive(pid)
+        assert [c for c in server.recorded_commands() if "kill -- -" in c]
+    finally:
+        shell.run(f"kill {pid}", timeout=10)
+        shell.close()

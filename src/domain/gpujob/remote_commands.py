@@ -17,8 +17,17 @@ _RUNNING = "RUNNING"
 _GONE = "GONE"
 
 
-def detach_command(*, script_path: str, log_path: str, status_path: str, pid_path: str) -> str:
-    """A command that starts `bash script_path` detached and prints its pid on stdout."""
+def detach_command(
+    *,
+    script_path: str,
+    log_path: str,
+    status_path: str,
+    pid_path: str,
+    record_dir: str | None = None,
+) -> str:
+    """A command that starts `bash script_path` detached and prints its pid on stdout; with
+    `record_dir`, an empty file named after the pid is made there first (what stopping the pod
+    kills), so the job is on record before anyone learns its pid."""
     q = shlex.quote
     wrapper = (
         'bash "$1" > "$2" 2>&1 < /dev/null; rc=$?; '
@@ -28,13 +37,37 @@ def detach_command(*, script_path: str, log_path: str, status_path: str, pid_pat
         q(_parent(p)) for p in dict.fromkeys((log_path, status_path, pid_path)) if _parent(p)
     )
     mkdir = f"mkdir -p {parents} && " if parents else ""
+    record = f'mkdir -p {q(record_dir)} && : > {q(record_dir)}/"$pid" && ' if record_dir else ""
     return (
         f"{mkdir}rm -f {q(status_path)} {q(status_path)}.tmp && : > {q(log_path)} && "
         f"{{ setsid bash -c {q(wrapper)} _ {q(script_path)} {q(log_path)} {q(status_path)} "
         f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && "
         f'printf "%s\\n" "$pid" > {q(pid_path)}.tmp && mv -f {q(pid_path)}.tmp {q(pid_path)} && '
+        f"{record}"
         f'printf "%s\\n" "$pid"'
     )
+
+
+def detach_and_follow_command(
+    *, script_path: str, log_path: str, status_path: str, pid_path: str, record_dir: str | None
+) -> str:
+    """detach_command, then the log followed from its first byte, in the same shell, until the
+    job ends. The job is this shell's child, so `wait` sees it end (no polling), and the tail
+    is stopped then: a launch and its follow share one channel, and the tail needs no kill of
+    its own (a tail whose reader went away dies at its next write)."""
+    q = shlex.quote
+    launch = detach_command(
+        script_path=script_path,
+        log_path=log_path,
+        status_path=status_path,
+        pid_path=pid_path,
+        record_dir=record_dir,
+    )
+    # detach_command leaves the job's pid in $pid
+    follow = (
+        f'tail -c +1 -f -- {q(log_path)} & tail=$!; wait "$pid"; kill "$tail" 2>/dev/null; exit 0'
+    )
+    return f"{launch} && {{ {follow}; }}"
 
 
 def detached_status_command(*, pid_path: str, status_path: str) -> str:

@@ -18,6 +18,7 @@ from helpers.components import in_ci, require_executable
 from helpers.kubectl import Kubectl
 from helpers.kubernetes_sandbox import pod_manifest, wait_phase, wait_until
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.kubernetes.scheduling import Hindrance, scheduling_verdict
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +214,30 @@ def test_without_isolation_containers_share_the_hosts_files(tmp_path: Path) -> N
         )  # fmt: skip
         wait_phase(plain, "on-host", "Succeeded")
         assert (target / "f").read_text() == "hi\n"
+
+
+def test_a_pod_waits_for_a_missing_claim_and_runs_once_it_exists(
+    sandbox: KubernetesSandbox, core: kubernetes.client.CoreV1Api
+) -> None:
+    volume = {"persistentVolumeClaim": {"claimName": "late"}}
+    core.create_namespaced_pod(
+        "default", with_volume("claim-waiter", ["sh", "-c", "echo ok > /d/f"], volume, "/d")
+    )
+    expected = (
+        '0/1 nodes are available: persistentvolumeclaim "late" not found. preemption: 0/1 nodes '
+        "are available: 1 Preemption is not helpful for scheduling."
+    )
+
+    def failed() -> list[str]:
+        return [e["message"] for e in sandbox.events() if e["reason"] == "FailedScheduling"
+                and e["involvedObject"]["name"] == "claim-waiter"]  # fmt: skip
+
+    assert wait_until(failed, what="FailedScheduling") == [expected]
+    pod = sandbox.pod("claim-waiter")
+    assert pod is not None and pod["status"]["phase"] == "Pending"
+    verdict = scheduling_verdict(pod, sandbox.events())
+    assert verdict.reasons == {Hindrance.VOLUME}
+    assert not verdict.another_type_may_help
+    core.create_namespaced_persistent_volume_claim("default", claim("late"))
+    wait_phase(sandbox, "claim-waiter", "Succeeded")
+    assert (sandbox.kubelet.claim_directory("default", "late") / "f").read_text() == "ok\n"

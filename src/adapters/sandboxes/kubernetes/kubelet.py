@@ -536,17 +536,16 @@ class Kubelet:
 
     def _bind(self, runtime: PodRuntime, pod: JsonObject) -> JsonObject:
         """The scheduler's part: bind the pod to a node (the one node of a sandbox without
-        declared nodes; else the scheduler's choice, waiting Pending while none fits)."""
+        declared nodes; else the scheduler's choice), waiting Pending while none fits or a
+        claim it mounts does not exist."""
 
         def on(node: str) -> Callable[[JsonObject], None]:
             return lambda p: podstatus.mark_scheduled(p, node=node, host_ip=_LOOPBACK, stamp=_now())
 
         scheduler = self._scheduler
         preset = pod["spec"].get("nodeName")
-        if scheduler is None or not scheduler.declared or preset:
-            bound = self._update(
-                runtime, on(preset if scheduler and scheduler.declared else NODE_NAME)
-            )
+        if scheduler is None or (preset and scheduler.declared):
+            bound = self._update(runtime, on(preset or NODE_NAME))
         else:
             reported = None
             placed: list[JsonObject] = []

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from pegboard.adapters.kube_semantics.resources import NODES, PODS
+from pegboard.adapters.kube_semantics.resources import NODES, PERSISTENT_VOLUME_CLAIMS, PODS
 from pegboard.adapters.kube_semantics.scheduling import (
+    NOT_HELPFUL,
     fit_error_message,
     node_reasons,
     pod_requests,
@@ -200,10 +201,13 @@ class Scheduler:
         node["status"]["conditions"] = _ready_conditions("2026-01-01T00:00:00Z")
         return node
 
+    def _claim_problem(self, pod: JsonObject) -> str | None:
+        return _claim_problem_of(self._store, pod)
+
     # -- waking pods that wait --------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
-        freed = change.resource is NODES or (
+        freed = change.resource in (NODES, PERSISTENT_VOLUME_CLAIMS) or (
             change.resource is PODS
             and (
                 change.type == "DELETED"
@@ -235,9 +239,19 @@ class Scheduler:
         scheduler's lock so two pods never take the same room); the FailedScheduling message
         when none does."""
         with self._changed:
-            nodes = self._store.list(NODES, None)[0]
+            nodes = self._store.list(NODES, None)[0] if self.declared else [self.default_node()]
             if not nodes:
                 return "no nodes available to schedule pods"  # schedule_one.go ErrNoNodesAvailable
+            claim_problem = self._claim_problem(pod)
+            if claim_problem is not None:
+                # volumebinding's PreFilter: one message for all nodes (FitError's PreFilterMsg)
+                return (
+                    f"0/{len(nodes)} nodes are available: {claim_problem}. preemption: "
+                    f"0/{len(nodes)} nodes are available: {len(nodes)} {NOT_HELPFUL}."
+                )
+            if not self.declared:  # the one node fits every pod
+                bind(NODE_NAME)
+                return None
             uid = pod["metadata"]["uid"]
             used: dict[str, dict[str, Decimal]] = {}
             counts: dict[str, int] = {}
@@ -270,6 +284,25 @@ class Scheduler:
             best = min(feasible, key=lambda item: (-item[0], item[1]))[1]
             bind(best)
             return None
+
+
+def _claim_problem_of(store: Store, pod: JsonObject) -> str | None:
+    """plugins/volumebinding PreFilter: a claim the pod names must exist, not be being deleted,
+    and be bound (ours always are): its lister's NotFound error text, or its own."""
+    namespace = pod["metadata"]["namespace"]
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        claim = volume.get("persistentVolumeClaim")
+        if not claim:
+            continue
+        name = str(claim.get("claimName") or "")
+        found = store.find(PERSISTENT_VOLUME_CLAIMS, namespace, name)
+        if found is None:
+            return f'persistentvolumeclaim "{name}" not found'
+        if found["metadata"].get("deletionTimestamp"):
+            return f'persistentvolumeclaim "{name}" is being deleted'
+        if (found.get("status") or {}).get("phase") != "Bound":
+            return "pod has unbound immediate PersistentVolumeClaims"
+    return None
 
 
 def _room_left(

@@ -9,8 +9,8 @@ import pytest
 
 from contract.gpu_cloud_contract import GpuCloudContract
 from pegboard.adapters.fakes.cluster import FakeCluster, PodScript
-from pegboard.adapters.kubernetes_gpu_cloud import KubernetesGpuCloud
-from pegboard.domain.gpujob.kubernetes_pod import GpuPodSettings
+from pegboard.adapters.providers.kubernetes.gpu_cloud import KubernetesGpuCloud
+from pegboard.adapters.providers.kubernetes.pod_objects import GpuPodSettings
 from pegboard.domain.ports.gpu_cloud import PodRequest
 
 

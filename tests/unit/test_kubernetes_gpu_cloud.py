@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from pegboard.adapters.fakes.cluster import FakeCluster, PodScript
-from pegboard.adapters.kubernetes_gpu_cloud import KubernetesGpuCloud
+from pegboard.adapters.providers.kubernetes.gpu_cloud import KubernetesGpuCloud
+from pegboard.adapters.providers.kubernetes.pod_objects import (
+    CONTAINER,
+    GpuPodSettings,
+    tool_selector,
+)
 from pegboard.domain.errors import NoCandidateHelps, NotFound, Transient
-from pegboard.domain.gpujob.kubernetes_pod import CONTAINER, GpuPodSettings, tool_selector
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
 from pegboard.domain.ports.gpu_cloud import (
@@ -116,6 +120,16 @@ def test_ephemeral_without_a_volume_size_is_an_empty_dir_and_no_claim(cluster: F
     handle = cloud_on(cluster).create_pod(request(volume_gb=None))
     (volume,) = cluster.pod(handle.pod_id)["spec"]["volumes"]
     assert volume == {"name": "workspace", "emptyDir": {}}
+    assert cluster.list(CLAIM, namespace="default") == []
+
+
+def test_empty_dir_workspaces_where_the_cluster_has_no_claims_to_give(
+    cluster: FakeCluster,
+) -> None:
+    settings = GpuPodSettings(created_by="jane", ephemeral_claims=False)
+    handle = cloud_on(cluster, settings=settings).create_pod(request(volume_gb=40))
+    (volume,) = cluster.pod(handle.pod_id)["spec"]["volumes"]
+    assert volume == {"name": "workspace", "emptyDir": {"sizeLimit": "40Gi"}}
     assert cluster.list(CLAIM, namespace="default") == []
 
 

@@ -12,10 +12,10 @@ import pytest
 from dependency_injector import providers
 
 from pegboard.adapters.fakes import FakeClock, FakeCluster, PodScript
-from pegboard.adapters.kubernetes_gpu_cloud import KubernetesGpuCloud
+from pegboard.adapters.providers.kubernetes.gpu_cloud import KubernetesGpuCloud
+from pegboard.adapters.providers.kubernetes.pod_objects import GpuPodSettings
 from pegboard.app.squarepeg.clean_use_case import execute_clean
 from pegboard.app.squarepeg.container import Container
-from pegboard.domain.gpujob.kubernetes_pod import GpuPodSettings
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, PodRequest
 
 USER = "jane"

@@ -1,7 +1,7 @@
 """KubernetesGpuCloud: the GpuCloud port on a Kubernetes namespace, through the Cluster port.
 
 A "pod" of runpod-deploy is one Kubernetes Pod (and the run's own claim, when the storage asks
-for a volume size); what the objects look like is pegboard.domain.gpujob.kubernetes_pod.
+for a volume size); what the objects look like is pegboard.adapters.providers.kubernetes.pod_objects.
 
 - create: the claim (if any), then the Pod; then a bounded wait (on the Clock port) for the
   scheduler to place it. Still unschedulable at the end of the wait (FailedScheduling:
@@ -29,20 +29,6 @@ from typing import Any
 import attrs
 
 from pegboard.domain.errors import Conflict, NoCandidateHelps, NotFound, PortError, Transient
-from pegboard.domain.gpujob.kubernetes_pod import (
-    STOPPED_AT_ANNOTATION,
-    TOOL_LABEL,
-    TOOL_VALUE,
-    GpuPodSettings,
-    claim_manifest,
-    claim_status,
-    has_own_claim,
-    kubernetes_pod_id,
-    pod_manifest,
-    pod_status,
-    request_of,
-    tool_selector,
-)
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.kubernetes.scheduling import scheduled, scheduling_verdict
 from pegboard.domain.ports.clock import Clock
@@ -57,6 +43,21 @@ from pegboard.domain.ports.gpu_cloud import (
     PodHandle,
     PodRequest,
     PodStatus,
+)
+
+from .pod_objects import (
+    STOPPED_AT_ANNOTATION,
+    TOOL_LABEL,
+    TOOL_VALUE,
+    GpuPodSettings,
+    claim_manifest,
+    claim_status,
+    has_own_claim,
+    kubernetes_pod_id,
+    pod_manifest,
+    pod_status,
+    request_of,
+    tool_selector,
 )
 
 KUBERNETES_PROVIDER = "kubernetes"
@@ -136,7 +137,7 @@ class KubernetesGpuCloud:
     def create_pod(self, request: PodRequest) -> PodHandle:
         base = kubernetes_pod_id(request.name)[: 63 - 2 * _ID_SUFFIX_HEX - 1].rstrip("-")
         pod_id = f"{base}-{self._new_suffix()}"
-        own_claim = has_own_claim(request)
+        own_claim = has_own_claim(request, self.settings)
         if own_claim:
             self._create(claim_manifest(request, pod_id=pod_id, settings=self.settings), pod_id)
         try:

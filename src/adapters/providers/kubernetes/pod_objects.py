@@ -7,10 +7,10 @@ GPU resource, selects the GPU type by a node label, tolerates the taint GPU node
 mounts the workspace at the volume mount:
 - `storage.mode: network_volume`: the PersistentVolumeClaim of that name (the user's; never
   deleted by us);
-- ephemeral with `storage.volume_gb`: a claim the run creates (named as the pod, labelled as it),
+- ephemeral (`storage.volume_gb`): a claim the run creates (named as the pod, labelled as it),
   the Kubernetes form of RunPod's volume disk: `stop` deletes the pod and keeps this claim, and
-  `resume` makes a new pod on it;
-- ephemeral without `volume_gb`: an emptyDir (the container disk: it ends with the pod).
+  `resume` makes a new pod on it; with `kubernetes.ephemeral_volume: empty_dir`, an emptyDir of
+  that size instead (a cluster without dynamic provisioning: it ends with the pod).
 
 Labels are squarepeg's (`app.kubernetes.io/managed-by`, `squarepeg.io/created-by`,
 `squarepeg.io/run-id`), plus `squarepeg.io/keep` (squarepeg's orphan sweep never takes a GPU
@@ -102,6 +102,9 @@ class GpuPodSettings:
     gpu_label: str = DEFAULT_GPU_LABEL
     created_by: str = "unknown"
     storage_class: str | None = None
+    # Ephemeral storage with a volume size: a claim of the run's own (kept by stop), else an
+    # emptyDir of that size (a cluster without dynamic provisioning; it ends with the pod).
+    ephemeral_claims: bool = True
 
 
 def gpu_label_value(gpu_id: str) -> str:
@@ -183,9 +186,23 @@ def _optional_int(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float | str) and str(value) else None
 
 
-def has_own_claim(request: PodRequest) -> bool:
-    """The run makes its own claim: ephemeral storage with a volume size."""
-    return request.network_volume_id is None and request.volume_gb is not None
+def has_own_claim(request: PodRequest, settings: GpuPodSettings) -> bool:
+    """The run makes its own claim: ephemeral storage with a volume size, on a cluster whose
+    ephemeral workspaces are claims (`kubernetes.ephemeral_volume: claim`, the default)."""
+    return (
+        settings.ephemeral_claims
+        and request.network_volume_id is None
+        and request.volume_gb is not None
+    )
+
+
+def _uses_own_claim(pod: Mapping[str, Any]) -> bool:
+    """The pod mounts a claim named as itself: the run's own (kept by a stop)."""
+    name = (pod.get("metadata") or {}).get("name")
+    return any(
+        ((volume.get("persistentVolumeClaim") or {}).get("claimName")) == name
+        for volume in (pod.get("spec") or {}).get("volumes") or []
+    )
 
 
 def _metadata(name: str, request: PodRequest, settings: GpuPodSettings) -> dict[str, Any]:
@@ -218,10 +235,13 @@ def pod_manifest(
             "name": WORKSPACE_VOLUME,
             "persistentVolumeClaim": {"claimName": request.network_volume_id},
         }
-    elif has_own_claim(request):
+    elif has_own_claim(request, settings):
         volume = {"name": WORKSPACE_VOLUME, "persistentVolumeClaim": {"claimName": pod_id}}
     else:
-        volume = {"name": WORKSPACE_VOLUME, "emptyDir": {}}
+        empty: dict[str, str] = {}
+        if request.volume_gb is not None:
+            empty["sizeLimit"] = f"{request.volume_gb}Gi"
+        volume = {"name": WORKSPACE_VOLUME, "emptyDir": empty}
     container: dict[str, Any] = {
         "name": CONTAINER,
         "image": request.image,
@@ -296,7 +316,7 @@ def pod_status(pod: Mapping[str, Any], *, price_per_gpu_hour: float | None = Non
     running = "running" in (own.get("state") or {}) and status.get("phase") == "Running"
     if meta.get("deletionTimestamp"):
         # Going: a stop (its claim stays, the pod is EXITED) or a delete (it is gone).
-        desired = POD_EXITED if request is not None and has_own_claim(request) else POD_TERMINATED
+        desired = POD_EXITED if _uses_own_claim(pod) else POD_TERMINATED
     elif status.get("phase") in ("Succeeded", "Failed"):
         desired = POD_EXITED
     elif running:

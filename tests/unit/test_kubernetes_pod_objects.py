@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pegboard.domain.gpujob.kubernetes_pod import (
+from pegboard.adapters.providers.kubernetes.pod_objects import (
     REQUEST_ANNOTATION,
     GpuPodSettings,
     claim_manifest,

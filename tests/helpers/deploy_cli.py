@@ -32,6 +32,7 @@ class DeployCli:
 
     env: dict[str, str]
     marks: Path
+    provider: str | None = None  # `ls-stale --provider` (None: the default provider's pods)
 
     def cli(
         self, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
@@ -108,7 +109,8 @@ class DeployCli:
         assert proc.returncode == -signal.SIGKILL
 
     def stale(self) -> dict[str, Any]:
-        listed = self.cli("ls-stale", "--json")
+        flag = ("--provider", self.provider) if self.provider else ()
+        listed = self.cli("ls-stale", "--json", *flag)
         assert listed.returncode == 0, listed.stderr.decode()
         data: dict[str, Any] = json.loads(listed.stdout)
         return data

@@ -30,6 +30,8 @@ OURS = f"{TOOL_LABEL}={TOOL_VALUE}"
 class KubeDeploy(DeployCli):
     """One scratch user against one Kubernetes API sandbox (the caller starts and stops it)."""
 
+    provider = "kubernetes"
+
     def __init__(self, tmp_path: Path, sandbox: KubernetesSandbox) -> None:
         self.sandbox = sandbox
         self.home = tmp_path / "home"

@@ -195,6 +195,12 @@ def provision(run: RunContext, progress: RunProgress, claim: PodClaim) -> None:
             return
         following = plan.candidates[index + 1] if index + 1 < len(plan.candidates) else None
         if following is not None:
+            logger.warning(
+                "[provision] %s; trying %s @ %s",
+                errors[-1],
+                following.gpu_id,
+                following.datacenter_id,
+            )
             run.recorder.event(
                 "datacenter_failover",
                 **{"from": candidate.datacenter_id, "to": following.datacenter_id},

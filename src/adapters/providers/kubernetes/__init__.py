@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from pegboard.domain.gpujob.provider_plugin import BuildContext, LocatorContext, ProviderPlugin
-from pegboard.domain.ports.backend import Backend
+from pegboard.domain.ports.backend import Backend, LocatorNeeded
 
 from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
 from .section import (
@@ -46,9 +46,16 @@ class KubernetesLocator:
 
 
 def _build(context: BuildContext, locator: KubernetesLocator | None) -> Backend:
+    """No locator (a --provider flag alone): the pod commands ask every cluster and namespace
+    this user's runs recorded (place_of), not whatever the kubeconfig points at today."""
+    if locator is None:
+        raise LocatorNeeded(
+            "pod.provider kubernetes: no cluster to reach (a config's kubernetes: section, or a "
+            "state file written by a run on that cluster)"
+        )
     from .backend import kubernetes_backend
 
-    return kubernetes_backend(context, locator or KubernetesLocator())
+    return kubernetes_backend(context, locator)
 
 
 def _from_config(spec: JobSpec, context: LocatorContext) -> KubernetesLocator:

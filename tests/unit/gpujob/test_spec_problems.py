@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from helpers.runpod_configs import spec_from, with_sections
+from pegboard.adapters.providers import discover_registry
 from pegboard.domain.errors import ConfigError, ConfigProblem
 
 
@@ -35,7 +36,7 @@ POD = {"image": "i", "datacenters": ["d"], "gpu_order": ["g"]}
         ({"pod": {**POD, "image": ""}}, "pod.image: must be non-empty"),
         ({"pod": {**POD, "datacenters": "EU-RO-1"}}, "pod.datacenters: must be a list, got str"),
         ({"pod": {**POD, "gpu_order": [""]}}, "pod.gpu_order[0]: must be non-empty"),
-        ({"pod": {**POD, "provider": "aws"}}, "pod.provider: must be one of runpod, local"),
+        ({"pod": {**POD, "provider": "aws"}}, "pod.provider: must be one of runpod, "),
         (
             {"pod": {**POD, "cloud_type": "secure"}},
             "pod.cloud_type: must be one of SECURE, COMMUNITY, ALL",
@@ -259,6 +260,33 @@ def test_legacy_stop_block_says_what_to_use() -> None:
     assert "removed in runpod-deploy 0.8.3" in found[0] and "lifecycle:" in found[0]
 
 
+# The job's own top-level keys, and each registered provider's section (ssh, kubernetes, ...).
+TOP_LEVEL_KEYS = sorted(
+    {
+        "artifacts",
+        "budget",
+        "lifecycle",
+        "local",
+        "name",
+        "pod",
+        "preflight",
+        "remote_env",
+        "run",
+        "run_id_prefix",
+        "schema_version",
+        "secrets",
+        "setup",
+        "setup_after_secrets",
+        "staging",
+        "state_file",
+        "storage",
+        "telemetry",
+        "variables",
+    }
+    | set(discover_registry().sections)
+)
+
+
 def test_all_problems_at_once_with_file_line_and_path() -> None:
     text = textwrap.dedent(
         """\
@@ -292,9 +320,7 @@ def test_all_problems_at_once_with_file_line_and_path() -> None:
         "job.yaml:8: pod.ports[1]: must be '<1-65535>/<tcp|http>', got '80/udp'",
         "job.yaml:13: budget.cost_cap_usd: must be > 0, got -1",
         "job.yaml:20: lifecycle.on_failure: recycle is only allowed for on_success",
-        "job.yaml:21: tyop: unknown key 'tyop'; expected one of: artifacts, budget, lifecycle, "
-        "local, name, pod, preflight, remote_env, run, run_id_prefix, schema_version, secrets, "
-        "setup, setup_after_secrets, ssh, staging, state_file, storage, telemetry, variables",
+        f"job.yaml:21: tyop: unknown key 'tyop'; expected one of: {', '.join(TOP_LEVEL_KEYS)}",
     ]
 
 

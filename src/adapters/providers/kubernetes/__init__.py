@@ -9,17 +9,13 @@ context, or in-cluster when none), and how that cluster names GPUs, so `cleanup`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
-
-import attrs
 
 from pegboard.domain.gpujob.provider_plugin import BuildContext, LocatorContext, ProviderPlugin
 from pegboard.domain.ports.backend import Backend, LocatorNeeded
 
-from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
+from .locator import KubernetesLocator
 from .section import (
-    DEFAULT_SCHEDULE_TIMEOUT_SEC,
     KUBERNETES_PROVIDER,
     KUBERNETES_SECTION,
     EphemeralVolume,
@@ -29,20 +25,7 @@ from .section import (
 if TYPE_CHECKING:
     from pegboard.domain.gpujob.spec import JobSpec
 
-
-@attrs.frozen
-class KubernetesLocator:
-    """Where the kubernetes provider's pods are: a cluster (kubeconfig context, None: the
-    current one or in-cluster) and a namespace (None: the context's, else default)."""
-
-    context: str | None = None
-    namespace: str | None = None
-    gpu_resource: str = DEFAULT_GPU_RESOURCE
-    gpu_label: str = DEFAULT_GPU_LABEL
-    price_per_hour: Mapping[str, float] = attrs.field(factory=dict)
-    storage_class: str | None = None
-    ephemeral_claims: bool = True
-    schedule_timeout_sec: float = float(DEFAULT_SCHEDULE_TIMEOUT_SEC)
+__all__ = ["PLUGIN", "KubernetesLocator"]
 
 
 def _build(context: BuildContext, locator: KubernetesLocator | None) -> Backend:

@@ -19,8 +19,8 @@ from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import PodStatus
 from pegboard.domain.ports.remote_shell import RemoteShell
 
-from . import KubernetesLocator
 from .gpu_cloud import KubernetesGpuCloud
+from .locator import KubernetesLocator
 from .pod_objects import GpuPodSettings, PodAddress
 
 IN_CLUSTER = "in-cluster"  # what the credentials report when the service account was used

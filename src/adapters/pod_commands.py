@@ -139,10 +139,13 @@ def _status_script(pid: str, status: str) -> str:
 TREE_FIELDS = 6
 
 
-def _tree_script(path: str) -> str:
+def _tree_script(path: str, max_depth: str) -> str:
     q = shlex.quote(path)
     fmt = "\\0".join(("%y", "%s", "%T@", "%m", "%l", "%P")) + "\\0"
-    return f"{{ [ -e {q} ] || [ -L {q} ]; }} || exit {NO_SUCH_FILE}; find {q} -printf '{fmt}'"
+    depth = f" -maxdepth {int(max_depth)}" if max_depth else ""
+    return (
+        f"{{ [ -e {q} ] || [ -L {q} ]; }} || exit {NO_SUCH_FILE}; find {q}{depth} -printf '{fmt}'"
+    )
 
 
 def _untar_script(root: str) -> str:
@@ -225,10 +228,10 @@ def detached_status(*, pid: str, status: str) -> list[str]:
     return build("status", pid, status)
 
 
-def tree(path: str) -> list[str]:
-    """List `path` and everything under it, TREE_FIELDS NUL-ended fields an entry (GNU find);
-    exit NO_SUCH_FILE when it does not exist."""
-    return build("tree", path)
+def tree(path: str, *, max_depth: int | None = None) -> list[str]:
+    """List `path` and what is under it (`max_depth` levels; 0: `path` alone), TREE_FIELDS
+    NUL-ended fields an entry (GNU find); exit NO_SUCH_FILE when it does not exist."""
+    return build("tree", path, "" if max_depth is None else str(max_depth))
 
 
 def untar(root: str) -> list[str]:

@@ -102,19 +102,22 @@ class TarFileSync:
             root = remote.rstrip("/") if into else posixpath.dirname(remote.rstrip("/")) or "/"
             target = name if into else posixpath.basename(remote.rstrip("/"))
             sources = {target: src}
-        elif local.endswith("/"):
-            root, sources = remote.rstrip("/") or "/", _local_tree(src, matcher)
+            there = self._tree(posixpath.join(root, target), missing_ok=True, max_depth=0)
+            existing = {target: attrs.evolve(there[0], rel=target)} if there else {}
         else:
-            root = posixpath.join(remote.rstrip("/") or "/", os.path.basename(src))
+            root = remote.rstrip("/") or "/"
+            if not local.endswith("/"):
+                root = posixpath.join(root, os.path.basename(src))
             sources = _local_tree(src, matcher)
-        existing = {e.rel: e for e in self._tree(root, missing_ok=True)}
+            existing = {e.rel: e for e in self._tree(root, missing_ok=True)}
         file_mode = modes.file_mode if modes else None
         plan = self._guarded(lambda: _push_plan(sources, existing, file_mode), f"push {local}")
-        archive = _archive(plan, modes.dir_mode if modes else None)
-        self._guarded(
-            lambda: self._transfer(pod_commands.untar(root), stdin=archive, timeout=timeout),
-            f"push {local}",
-        )
+        if any(item.changed for item in plan):
+            archive = _archive(plan, modes.dir_mode if modes else None)
+            self._guarded(
+                lambda: self._transfer(pod_commands.untar(root), stdin=archive, timeout=timeout),
+                f"push {local}",
+            )
         if delete and os.path.isdir(src):
             extra = [
                 rel
@@ -135,7 +138,7 @@ class TarFileSync:
         )
 
     def _remote_kind(self, path: str) -> str | None:
-        entries = self._tree(path.rstrip("/") or "/", missing_ok=True, depth_one=True)
+        entries = self._tree(path.rstrip("/") or "/", missing_ok=True, max_depth=0)
         return entries[0].kind if entries else None
 
     # --- pull ----------------------------------------------------------------------------
@@ -226,9 +229,9 @@ class TarFileSync:
 
     # --- the pod side --------------------------------------------------------------------
 
-    def _tree(self, path: str, *, missing_ok: bool, depth_one: bool = False) -> list[_Entry]:
+    def _tree(self, path: str, *, missing_ok: bool, max_depth: int | None = None) -> list[_Entry]:
         out: list[bytes] = []
-        argv = pod_commands.tree(path)
+        argv = pod_commands.tree(path, max_depth=max_depth)
         result = self._exec(argv, timeout=_LIST_TIMEOUT_SEC, on_stdout=out.append)
         if result.exit_code == pod_commands.NO_SUCH_FILE:
             if missing_ok:
@@ -236,8 +239,7 @@ class TarFileSync:
             raise NotFound(f"no such file or directory in {self.where}: {path}")
         if result.exit_code != 0:
             raise PortError(f"cannot list {path} in {self.where}: {_tail(result.stderr)}")
-        entries = _parse_tree(b"".join(out))
-        return entries[:1] if depth_one else entries
+        return _parse_tree(b"".join(out))
 
     def _exec(
         self,

@@ -131,7 +131,7 @@ def _status(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcom
 
 def _tree(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
     """`find -printf` of a FakeHost path: its files, and the directories their paths imply."""
-    (path,) = params
+    path, max_depth = params
     root = host.resolve(path)
 
     def entry(kind: str, size: int, mtime: float, mode: int, rel: str) -> bytes:
@@ -155,6 +155,8 @@ def _tree(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
     if not host.is_dir(root):
         return ExecOutcome(pod_commands.NO_SUCH_FILE)
     out = [entry("d", 4096, 0.0, 0o755, "")]
+    if max_depth == "0":
+        return ExecOutcome(stdout=out[0])
     dirs: set[str] = set()
     prefix = root.rstrip("/") + "/"
     for name in sorted(host.files):
@@ -176,8 +178,8 @@ def _untar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome
     """`tar -x` into a FakeHost: regular files with their modes and mtimes (directories are
     implied by paths; links are not modelled). An archive without its end waits for it."""
     (root,) = params
-    if not stdin.rstrip(b"\0") or len(stdin) - len(stdin.rstrip(b"\0")) < 2 * tarfile.BLOCKSIZE:
-        return ExecOutcome(duration=math.inf)
+    if len(stdin) - len(stdin.rstrip(b"\0")) < 2 * tarfile.BLOCKSIZE:
+        return ExecOutcome(duration=math.inf)  # no end-of-archive blocks yet
     with tarfile.open(fileobj=io.BytesIO(stdin), mode="r:") as archive:
         for member in archive:
             if not member.isreg():

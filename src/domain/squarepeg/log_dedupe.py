@@ -32,9 +32,9 @@ ends before the bytes already written of it, sets `gap`: the output goes on from
 the replay has, and the run says it may be incomplete.
 
 Speed: the complete records of a chunk are decoded a window (~128 KiB, cache-sized) at a time
-with one C-level regex split each: a literal one for a run of one timestamp (a batch the kubelet
-stamped at one instant, checked by stamping the result again), else the kubelet's fixed format or
-any RFC3339 form; only the last run of one time is counted, for the resume point. Replayed records
+with one C-level pass each: for a run of one timestamp (a batch the kubelet stamped at one
+instant) a replace of that prefix after every newline, checked by counting the newlines; else a
+regex split on the kubelet's fixed format or any RFC3339 form; only the last run of one time is counted, for the resume point. Replayed records
 already written are skipped a run at a time. Anything unusual (an untimed record, a line long
 enough to have been split) takes the careful record-by-record path for that window, which is the
 reference the fast path is tested against (`fast=False`).
@@ -58,7 +58,7 @@ MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
 KUBELET_PREFIX_BYTES = len(b"2024-01-01T00:00:00.000000000Z ")
 PARTIAL_RECORD_BYTES = 16 * 1024  # containerd's and docker's default max_container_log_line_size
 WINDOW_BYTES = 128 * 1024  # fast-path unit: big enough for one C pass, small enough for the cache
-LITERAL_MIN_BYTES = 16 * 1024  # shorter runs of one time are not worth compiling their prefix
+LITERAL_MIN_BYTES = 16 * 1024  # a shorter run of one time among others: the mixed pass
 
 
 @attrs.frozen
@@ -122,10 +122,14 @@ class WrittenTail:
         as a line). None when one has no time."""
         found: list[tuple[int, int, int]] = []
         pos, size = 0, len(tail)
+        stamp, nanos = b"", None  # the last prefix parsed: records of one batch share it
         while pos < size:
             match = _PREFIX.match(tail, pos)
-            nanos = _nanos(match.group()[:-1]) if match is not None else None
-            if match is None or nanos is None:
+            if match is None:
+                return None
+            if match.group() != stamp:
+                stamp, nanos = match.group(), _nanos(match.group()[:-1])
+            if nanos is None:
                 return None
             content = match.end()
             stop = size if self.per_line else min(size, content + self.partial_record_bytes + 1)
@@ -197,7 +201,6 @@ class TimestampedLogDecoder:
         self._timed = True  # the current record carries a timestamp
         self._room = 0  # content bytes the current timed record may still hold
         self._replay: _Replay | None = None
-        self._literal: tuple[bytes, re.Pattern[bytes]] | None = None  # the last run's prefix
         # What has been written.
         self._last_ts: bytes | None = None
         self._last_nanos: int | None = None
@@ -583,8 +586,7 @@ class TimestampedLogDecoder:
         prefix = data[start : first.end()]
         last = data.rfind(b"\n", start, stop - 1) + 1 or start
         if data.startswith(prefix, last):
-            if stop - start >= LITERAL_MIN_BYTES or self._is_literal(prefix):
-                return self._one_time(data, start, first.end(), stop, prefix, out)
+            return self._one_time(data, start, first.end(), stop, prefix, out)
         else:
             run_end = _same_time_run(data, start, stop, prefix)
             if run_end - start >= LITERAL_MIN_BYTES:
@@ -595,21 +597,22 @@ class TimestampedLogDecoder:
         self, data: bytes, start: int, content: int, stop: int, prefix: bytes, out: list[bytes]
     ) -> int:
         """Records that should all carry `prefix` (a batch the kubelet stamped at one instant):
-        the fastest pass, a literal search, compiled once per run of one time."""
+        the fastest pass, one C-level replace of the prefix after every newline. No object per
+        record: a regex split and a join made one each (2.7 million for 256 MiB of 100-byte
+        lines) and took about twice as long."""
         window = data[content:stop]
-        pieces = self._literal_pattern(prefix).split(window)  # a little faster than subn
-        body = b"\n".join(pieces)
-        # Stamping the result again must give the input back: memchr and memcmp speed, unlike
-        # counting the newlines (a byte-by-byte loop).
-        restamped = body.replace(b"\n", b"\n" + prefix)
-        if len(restamped) != len(window) + len(prefix) or not restamped.startswith(window):
+        body = window.replace(b"\n" + prefix, b"\n")
+        # The prefix holds no newline, so each match is one record start: every record has it
+        # when there are as many matches as newlines before the window's last one.
+        records = (len(window) - len(body)) // len(prefix) + 1
+        if body.count(b"\n") != records:
             return self._mixed_times(data, start, content, stop, out)  # out of order after all
         out.append(body)
-        first = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
-        self._note_records(prefix[:-1], len(pieces), first)
+        last_length = len(body) - body.rfind(b"\n", 0, len(body) - 1) - 1  # its newline too
+        self._note_records(prefix[:-1], records, body.find(b"\n") + 1)
         self._open = False
-        self._count_split_lines(data, start, stop, len(prefix), len(pieces[-1]))
-        self._open_bytes = len(pieces[-1])  # the last record (split keeps its newline)
+        self._count_split_lines(data, start, stop, len(prefix), last_length)
+        self._open_bytes = last_length
         return stop
 
     def _count_split_lines(
@@ -662,15 +665,6 @@ class TimestampedLogDecoder:
                 return True
             pos = newline + 1
         return False
-
-    def _is_literal(self, prefix: bytes) -> bool:
-        return self._literal is not None and self._literal[0] == prefix
-
-    def _literal_pattern(self, prefix: bytes) -> re.Pattern[bytes]:
-        """A newline and `prefix`, as one literal (kept for the next window: runs are long)."""
-        if self._literal is None or self._literal[0] != prefix:
-            self._literal = (prefix, re.compile(re.escape(b"\n" + prefix)))
-        return self._literal[1]
 
 
 def _same_time_run(data: bytes, start: int, stop: int, prefix: bytes) -> int:

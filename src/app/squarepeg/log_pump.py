@@ -172,8 +172,12 @@ class LogPump:
                     self.complete = True
                     return
             if reason is None and self._container_done.wait(self._end_grace):
-                # It ended around the container's exit: a clean end then may still be a cut, so
-                # read once more from sinceTime (exactly deduplicated) to be sure nothing is lost.
+                # It ended around the container's exit: a clean end then may still be a cut.
+                # The log's last records can prove it is not; else read once more from
+                # sinceTime (exactly deduplicated) to be sure nothing is lost.
+                if self._tail_proves_end():
+                    self.complete = True
+                    return
                 since = self._resume()
                 continue
             if reason is None:
@@ -205,6 +209,35 @@ class LogPump:
                 self._give_up(f"pod {self._pod} is gone, and its log with it")
             self._open_failure = f"could not reopen the log stream ({exc})"
             return None
+
+    def _tail_proves_end(self) -> bool:
+        """Whether the log's last records, read with `tailLines`, show that a follow which ended
+        cleanly once the container had exited ended where the log ends: they are exactly the
+        records written last (an earlier record, those at the last time, the last one as long
+        and ended as written). One read of a few records, where a read from `sinceTime` would
+        send again everything since the start of that second (the apiserver passes sinceTime
+        on to the kubelet rounded down to the second: up to a second of output to skip).
+
+        Only where that proof is strict: a record written before the last time, and one prefix
+        per record (no long line seen, or an older kubelet's rendering). Then anything after
+        the cut, at the last time or later, changes the tail: a newer last record, or a record
+        at that time in the earlier one's place. With one prefix per line the record before may
+        carry the last time too (the end of a long line), so identical records could shift
+        unseen; an unended last record could be cut by a byte cap at the same byte. Those, and
+        any mismatch, are left to the read from `sinceTime`."""
+        if self._stop.is_set() or not self._decoder.at_written_end():
+            return False
+        written = self._decoder.written_tail()
+        if written is None or not written.earlier or written.per_line or not written.last_ended:
+            return False
+        stream = self._open(since=None, follow=False, tail_lines=written.tail_lines())
+        if stream is None:
+            return False
+        reason, tail, _ = self._read(stream, sink=False)
+        if reason is not None:
+            return False
+        self._longest = max(self._longest, len(tail))  # a byte cap is at least that too
+        return written.matches(tail)
 
     def _confirm_end(self, received: int, longest_before: int) -> str | None:
         """None when a read after the exit that brought nothing new shows the log's end; else

@@ -195,7 +195,9 @@ def test_log_drops_and_clean_ends_mid_run_lose_nothing(cluster: FakeCluster) -> 
     result = run_on_fake(resolved_run("p"), cluster)
     assert result.code == 0
     assert result.stdout == b"one\ntwo\nthree\n"
-    assert 3 <= ops(cluster).count("stream_logs") <= 4  # + a drain read after the exit
+    # + after the clean end near the exit: the tail check (it shows `three` came after: no
+    # proof of the end) and the reads from sinceTime that fetch it and confirm the end
+    assert 3 <= ops(cluster).count("stream_logs") <= 5
 
 
 def test_pod_deleted_underneath_is_125_promptly(cluster: FakeCluster) -> None:

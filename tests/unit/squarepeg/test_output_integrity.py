@@ -320,3 +320,56 @@ def test_a_long_last_line_in_partial_records_is_confirmed_as_the_logs_end() -> N
     assert "output incomplete" not in result.stderr
     assert (result.code, result.stdout) == (0, b"start\n" + part * 2 + b"end\n")
     assert 4 in [r.params.get("tail_lines") for r in cluster.requests]  # the end was checked
+
+
+# -- the end of a follow that ended cleanly at the container's exit --------------------------
+
+
+def log_reads(cluster: FakeCluster) -> list[dict[str, Any]]:
+    return [r.params for r in cluster.requests if r.operation == "stream_logs"]
+
+
+def test_a_follow_ending_with_the_container_is_confirmed_by_the_logs_tail_alone() -> None:
+    # sinceTime rounded down to the second would send the whole second again (here all of the
+    # log): the log's last records, read with tailLines, prove the end in one short read.
+    cluster = FakeCluster(FakeClock(), truncate_since_time=True)
+    script = PodScript().running(at=1).log(b"first\n", at=1.05)
+    for _ in range(3):
+        script = script.log(b"same\n", at=1.1, timestamp="2023-11-14T22:13:21.1Z")
+    cluster.script_pod("p", script.exit(0, at=2))
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert (result.code, result.stdout) == (0, b"first\n" + b"same\n" * 3)
+    reads = log_reads(cluster)
+    assert [r["tail_lines"] for r in reads] == [None, 4]  # the follow, then its tail: no more
+    assert not any(r["since_time"] for r in reads)
+
+
+@pytest.mark.parametrize("more", [1, 2, 5])
+def test_identical_records_after_a_clean_cut_at_the_same_time_are_never_taken_as_the_end(
+    more: int,
+) -> None:
+    # The follow ends cleanly after three identical records at one time; `more` records just
+    # like them, at that same time, follow. A tail of the same length would look the same: the
+    # record before them must be an earlier one, so the shifted tail is no proof, and the read
+    # from sinceTime brings the rest.
+    cluster = FakeCluster(FakeClock(), truncate_since_time=True)
+    stamp = "2023-11-14T22:13:21.1Z"
+    script = PodScript().running(at=1).log(b"first\n", at=1.05)
+    for _ in range(3):
+        script = script.log(b"same\n", at=1.1, timestamp=stamp)
+    script = script.end_log_stream(at=1.15)
+    for _ in range(more):
+        script = script.log(b"same\n", at=1.2, timestamp=stamp)
+    cluster.script_pod("p", script.exit(0, at=2))
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert (result.code, result.stdout) == (0, b"first\n" + b"same\n" * (3 + more))
+    assert any(r["since_time"] for r in log_reads(cluster))
+
+
+def test_a_newer_record_after_a_clean_cut_is_read_not_lost() -> None:
+    cluster = FakeCluster(FakeClock(), truncate_since_time=True)
+    script = PodScript().running(at=1).log(b"one\n", at=1.05).log(b"two\n", at=1.1)
+    script = script.end_log_stream(at=1.15).log(b"three\n", at=1.2)
+    cluster.script_pod("p", script.exit(0, at=2))
+    result = run_on_fake(resolved_run("p"), cluster)
+    assert (result.code, result.stdout) == (0, b"one\ntwo\nthree\n")

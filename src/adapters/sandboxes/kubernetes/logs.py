@@ -156,7 +156,12 @@ class ContainerLog:
         self._size = 0
         self._rotation = rotation or RotationPolicy(max_bytes=None)
         self._file_start = 0  # chunk index where the current file (0.log) begins
-        self._file_bytes = 0  # its size on disk
+        # The current file's size on disk, counted lazily: its output bytes, and the headers of
+        # its records only while those bytes alone are below containerLogMaxSize (a whole pass
+        # over every chunk just to count records cost the sandbox more than its log serving).
+        self._file_output = 0  # output bytes in the current file
+        self._file_disk = 0  # bytes on disk of its chunks before index `_file_counted`
+        self._file_counted = 0
         self._last_check = clock()  # when the log manager last looked at this log
         self._rotated: list[tuple[str, int]] = []  # (file name, first chunk index), oldest first
         self.finished = False  # the container exited: no more output
@@ -170,7 +175,7 @@ class ContainerLog:
         self._chunks.append(data)
         self._times.append(ts_ns)
         self._size += len(data)
-        self._file_bytes += _disk_size(data)
+        self._file_output += len(data)
 
     def _stamp(self) -> int:
         """The receive time of new records: never before the last one, and later than it
@@ -238,8 +243,17 @@ class ContainerLog:
             return
         self._last_check = now
         assert policy.max_bytes is not None
-        if self._file_bytes >= policy.max_bytes:
+        if self._file_at_least(policy.max_bytes):
             self._rotate(now, len(self._chunks))
+
+    def _file_at_least(self, limit: int) -> bool:
+        """Whether the current file holds at least `limit` bytes on disk (headers included)."""
+        if self._file_output >= limit:
+            return True  # the records' headers only add to it
+        for chunk in self._chunks[self._file_counted :]:  # fewer than `limit` bytes in all
+            self._file_disk += _disk_size(chunk)
+        self._file_counted = len(self._chunks)
+        return self._file_disk >= limit
 
     def _rotate(self, now: int, at: int) -> None:
         policy = self._rotation
@@ -252,8 +266,9 @@ class ContainerLog:
         kept = self._rotated[max(0, len(self._rotated) - keep) :] if keep > 0 else []
         self._rotated = [(n if n.endswith(".gz") else n + ".gz", at) for n, at in kept]
         self._rotated.append((f"0.log.{stamp}", self._file_start))
-        self._file_start = at
-        self._file_bytes = sum(map(_disk_size, self._chunks[at:]))
+        self._file_start = self._file_counted = at
+        self._file_output = sum(map(len, self._chunks[at:]))
+        self._file_disk = 0
 
     def rotate_now(self, *, after_bytes: int | None = None) -> None:
         """Rotate the current file whatever its size, e.g. for tests; `after_bytes`: as if it

@@ -309,6 +309,16 @@ ROTATED_AWAY: dict[str, Any] = {
     }
 )
 @example(ROTATED_AWAY)
+@example(  # a last line a byte past 16 KiB, no newline, per line: found by this test
+    {
+        "rendering": "current",
+        "writes": [(line_of("cr", K + 1), 0)],
+        "splits": [],
+        "faults": [],
+        "cap": None,
+        "sizes": [],
+    }
+)
 def test_output_is_exact_or_flagged_on_both_renderings(case: dict[str, Any]) -> None:
     check(case)
 

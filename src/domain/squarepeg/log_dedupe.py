@@ -55,6 +55,21 @@ _PREFIX_AFTER_NEWLINE = re.compile(rb"\n" + _TIME + rb" ")
 # What the kubelet writes (RFC3339Nano with all nine digits, UTC): simpler, so faster to match.
 _KUBELET_AFTER_NEWLINE = re.compile(rb"\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
+
+
+def _starts_of_prefix() -> re.Pattern[bytes]:
+    """Fullmatches the start of a timestamp prefix cut anywhere before its space: bytes that
+    may still become one. Anything else at a record start (or after a full record) is content."""
+    date = [rb"\d"] * 4 + [b"-"] + [rb"\d"] * 2 + [b"-"] + [rb"\d"] * 2 + [b"[Tt]"]
+    clock = [rb"\d"] * 2 + [b":"] + [rb"\d"] * 2 + [b":"] + [rb"\d"] * 2
+    # After the seconds: a fraction cut short, or a fraction (if any) and a zone cut short.
+    pattern = rb"\.\d{0,9}|(?:\.\d{1,9})?(?:[Zz]|[+-](?:\d(?:\d(?::\d{0,2})?)?)?)"
+    for token in reversed(date + clock):
+        pattern = token + b"(?:" + pattern + b")?"
+    return re.compile(pattern)
+
+
+_PREFIX_START = _starts_of_prefix()
 KUBELET_PREFIX_BYTES = len(b"2024-01-01T00:00:00.000000000Z ")
 PARTIAL_RECORD_BYTES = 16 * 1024  # containerd's and docker's default max_container_log_line_size
 WINDOW_BYTES = 128 * 1024  # fast-path unit: big enough for one C pass, small enough for the cache
@@ -451,7 +466,7 @@ class TimestampedLogDecoder:
         if match is not None:
             return data[pos : match.end() - 1], match.end()
         tail = data[pos : pos + MAX_PREFIX]
-        if len(tail) < MAX_PREFIX and b"\n" not in tail and b" " not in tail:
+        if not tail or (len(tail) < MAX_PREFIX and _PREFIX_START.fullmatch(tail)):
             return None, -1
         return None, pos  # an untimed record (a server message): passed through as-is
 

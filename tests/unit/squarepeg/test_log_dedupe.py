@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pegboard.domain.kubernetes.timestamps import NANOS, parse_rfc3339_nanos
-from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
+from pegboard.domain.squarepeg.log_dedupe import PARTIAL_RECORD_BYTES, TimestampedLogDecoder
 
 T1 = "2024-01-01T00:00:00.5Z"
 T2 = "2024-01-01T00:00:00.50001Z"  # later than T1, though it sorts lower as a string
@@ -282,3 +282,35 @@ def test_records_at_the_resume_time_rotated_away_are_reported() -> None:
     assert out == b"one\ntwthree\n"
     assert decoder.gap is not None and "rotated" in decoder.gap
     assert decoder.gap.startswith("after 6 bytes of output, the log no longer holds its records")
+
+
+@given(
+    st.sampled_from(
+        [
+            "2024-01-01T00:00:00.123456789Z",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01t00:00:00.5z",
+            "2024-01-01T00:00:00.5+01:30",
+            "2024-01-01T00:00:00-07:00",
+        ]
+    ),
+    st.data(),
+)
+def test_a_prefix_cut_anywhere_waits_for_the_rest(stamp: str, data: st.DataObject) -> None:
+    prefix = stamp.encode() + b" "
+    cut = data.draw(st.integers(1, len(prefix) - 1))
+    decoder = TimestampedLogDecoder()
+    assert decoder.feed(b"2024-01-01T00:00:00Z first\n" + prefix[:cut]) == b"first\n"
+    assert not decoder.at_written_end()  # the cut bytes may still become a prefix
+    assert decoder.feed(prefix[cut:] + b"second\n") == b"second\n"
+
+
+def test_bytes_that_cannot_start_a_prefix_after_a_full_record_are_the_line_going_on() -> None:
+    # One prefix per line, a last line a byte or two past the runtime's 16 KiB record, no
+    # newline: what follows the full record can never become a prefix, so it is the line's
+    # end, written at once and the output's end (it waited for a prefix before, forever).
+    for rest in (b"%", b"6%", b"\r 7%", b"20x"):
+        decoder = TimestampedLogDecoder()
+        line = b"x" * PARTIAL_RECORD_BYTES + rest
+        assert decoder.feed(b"2024-01-01T00:00:00.5Z " + line) == line
+        assert decoder.at_written_end() and decoder.per_line

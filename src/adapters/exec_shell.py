@@ -7,8 +7,9 @@ and written from stdin into a 0600 staging file renamed into place; the detached
 probe are the snippets LocalShell and SshShell run (`domain.gpujob.remote_commands`). Stdin is
 always length-delimited, so it works over the exec protocol v4 (no stdin close) and v5 alike.
 
-`follow` polls the file (one exec a `heartbeat`, at most 1 MiB each): an exec left running to
-tail the file could not be stopped from here, so it would outlive the follower in the pod.
+`follow` polls the file (at most 1 MiB a read; at once after new data, backing off to one read
+a second while it is quiet): an exec left running to tail the file could not be stopped from
+here, so it would outlive the follower in the pod.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ _KILL_GRACE_SEC = 2.0
 _TIMEOUT_EXIT = (124, 137)  # `timeout`: the time was up (137 when SIGTERM was not enough)
 _KILL_SLACK_SEC = 10.0  # how long past `timeout` the exec may take to report the kill
 _FOLLOW_READ = 1 << 20
+_FOLLOW_FIRST_POLL_SEC = 0.05
+_FOLLOW_IDLE_POLL_SEC = 1.0
 
 
 class ExecShell:
@@ -160,23 +163,32 @@ class ExecShell:
         return self._follow(path, from_offset, heartbeat)
 
     def _follow(self, path: str, offset: int, heartbeat: float) -> Generator[bytes, None, None]:
-        quiet_since = self._clock.monotonic()
+        # Each read is an exec: right after data the next one comes at once, then further and
+        # further apart while the file is quiet (up to _FOLLOW_IDLE_POLL_SEC, or the heartbeat
+        # when that is longer); heartbeats cost no exec.
+        clock = self._clock
+        poll = _FOLLOW_FIRST_POLL_SEC
+        next_read = last_yield = clock.monotonic()
         while True:
-            try:
-                data = self.read_file(path, offset=offset, limit=_FOLLOW_READ)
-            except NotFound:
-                data = b""  # not written yet: waited for
-            if data:
-                offset += len(data)
-                quiet_since = self._clock.monotonic()
-                yield data
-                continue
-            quiet = self._clock.monotonic() - quiet_since
-            if quiet >= heartbeat:
-                quiet_since = self._clock.monotonic()
+            now = clock.monotonic()
+            if now >= next_read:
+                try:
+                    data = self.read_file(path, offset=offset, limit=_FOLLOW_READ)
+                except NotFound:
+                    data = b""  # not written yet: waited for
+                now = clock.monotonic()
+                if data:
+                    offset += len(data)
+                    poll, next_read, last_yield = _FOLLOW_FIRST_POLL_SEC, now, now
+                    yield data
+                    continue
+                next_read = now + poll
+                poll = min(poll * 2, max(heartbeat, _FOLLOW_IDLE_POLL_SEC))
+            if now - last_yield >= heartbeat:
+                last_yield = now
                 yield b""
-            else:
-                self._clock.sleep(heartbeat - quiet)
+                continue
+            clock.sleep(max(0.0, min(next_read, last_yield + heartbeat) - now))
 
     def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         if limit == 0:

@@ -79,3 +79,29 @@ def test_a_write_whose_stdin_falls_short_waits_like_v4_until_the_timeout() -> No
     with pytest.raises(ExecTimedOut):
         cluster.exec("p", argv, namespace="ns", stdin=b"abc", timeout=5)
     assert not cluster.pod_host("p", "ns").exists("/w/f")
+
+
+def test_a_quiet_follow_heartbeats_without_an_exec_each_time() -> None:
+    from pegboard.adapters.exec_shell import ExecShell
+
+    cluster = _cluster("main")
+    shell = ExecShell(cluster, namespace="ns", pod="p", clock=cluster.clock)  # type: ignore[arg-type]
+    host = cluster.pod_host("p", "ns")
+    host.put("/w/job.log", b"start\n")
+    stream = shell.follow("/w/job.log", heartbeat=0.25)
+    assert next(stream) == b"start\n"
+    before = len(cluster.requests)
+    started = cluster.clock.monotonic()
+    beats = 0
+    while cluster.clock.monotonic() - started < 30:
+        assert next(stream) == b""
+        beats += 1
+    reads = len(cluster.requests) - before
+    assert beats >= 100 and reads <= 40, (beats, reads)
+    host.files["/w/job.log"].data += b"DONE\n"
+    chunk = next(stream)
+    while chunk == b"":
+        chunk = next(stream)
+    assert chunk == b"DONE\n"
+    assert cluster.clock.monotonic() - started < 32  # found within the idle poll (1 s)
+    stream.close()

@@ -172,10 +172,8 @@ class ExecShell:
         while True:
             now = clock.monotonic()
             if now >= next_read:
-                try:
-                    data = self.read_file(path, offset=offset, limit=_FOLLOW_READ)
-                except NotFound:
-                    data = b""  # not written yet: waited for
+                # A file not written yet is waited for; a pod that is gone raises (NotFound).
+                data = self._read(path, offset, _FOLLOW_READ) or b""
                 now = clock.monotonic()
                 if data:
                     offset += len(data)
@@ -193,10 +191,17 @@ class ExecShell:
     def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> bytes:
         if limit == 0:
             return b""
+        data = self._read(path, offset, limit)
+        if data is None:
+            raise NotFound(f"no such file in {self.where}: {path}")
+        return data
+
+    def _read(self, path: str, offset: int, limit: int | None) -> bytes | None:
+        """The file's bytes from `offset` (at most `limit`), None when there is no such file."""
         argv = pod_commands.read_file(path, offset=offset, limit=limit)
         result, out, err = self._exec(argv, timeout=_PROBE_TIMEOUT_SEC)
         if result.exit_code == pod_commands.NO_SUCH_FILE:
-            raise NotFound(f"no such file in {self.where}: {path}")
+            return None
         if result.exit_code != 0:
             raise PortError(f"cannot read {path} in {self.where}: {_tail(err)}")
         return out

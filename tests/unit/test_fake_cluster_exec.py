@@ -105,3 +105,16 @@ def test_a_quiet_follow_heartbeats_without_an_exec_each_time() -> None:
     assert chunk == b"DONE\n"
     assert cluster.clock.monotonic() - started < 32  # found within the idle poll (1 s)
     stream.close()
+
+
+def test_a_follow_whose_pod_is_deleted_raises_instead_of_waiting_forever() -> None:
+    from pegboard.adapters.exec_shell import ExecShell
+
+    cluster = _cluster("main")
+    shell = ExecShell(cluster, namespace="ns", pod="p", clock=cluster.clock)  # type: ignore[arg-type]
+    stream = shell.follow("/w/not-yet.log", heartbeat=0.25)
+    assert next(stream) == b""  # the file is waited for
+    cluster.act("p", *PodScript().delete().steps, namespace="ns")
+    with pytest.raises(NotFound, match='pods "p" not found'):
+        for _ in range(100):
+            next(stream)

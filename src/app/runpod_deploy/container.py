@@ -1,10 +1,12 @@
-"""The composition root of runpod-deploy (dependency-injector): the ONLY app module, with the
-seams it composes, that imports pegboard.adapters, and the only one that knows the container.
+"""The composition root of runpod-deploy (dependency-injector): the one place that wires the
+outside world into `run` and the pod commands; adapters reach it only through the seams it
+composes (seams.py: the provider registry, the terminal, local files).
 
-The CLI entry points of `run` and the pod commands ask it for one typed bundle each
-(`run_deps()`, `pod_command_deps()`) and hand that to the use case, which sees ports and plain
-values only. Every provider is typed with what it provides, and every factory is annotated with
-its port, so mypy proves that each adapter satisfies its port.
+The CLI entry points of `run` (`--offline-dry-run` included) and the pod commands ask it for
+one typed bundle each (`run_deps()`, `pod_command_deps()`) and hand that to the use case, which
+sees ports and plain values only; nothing else builds such a bundle. Every provider of the
+container is typed with what it provides, and each plugin's Backend is typed with its ports, so
+mypy proves that each adapter satisfies its port.
 
 The backend of a pod (its GpuCloud, RemoteShell and FileSync) is built by the plugin of its
 `pod.provider` (or a `--provider` flag): `provider_registry` is the one list of providers

@@ -3,7 +3,7 @@
 
 Its locator names the machine (host, port, user), the key, the workspaces root and the run's
 pinned host key file; a pod command without a config reaches every host the user's pointers
-recorded (place_fields).
+recorded (place_of).
 """
 
 from __future__ import annotations

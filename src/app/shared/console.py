@@ -41,6 +41,10 @@ def run_group(
         sys.stdout = watched
     try:
         return _run_group(group, prog, args, codes, obj, watched)
+    except KeyboardInterrupt:
+        # A Ctrl-C after the command handled its own (a second delivery of one stop, landing
+        # while the output is flushed): the command was interrupted, never a traceback.
+        return codes.interrupted
     finally:
         if watched is not None and sys.stdout is watched:
             sys.stdout = watched.stream

@@ -36,8 +36,13 @@ demo: $(DEMO_STAMP)
 	$(REINSTALL)
 	BIN=$(BIN) scripts/demo.sh
 
+# The suite on PYTEST_WORKERS pytest-xdist workers: its tests mostly wait on subprocesses,
+# sandboxes and sshd, so three workers on CI's two cores pay (docs/testing.md, "pegboard's own
+# suite"); PYTEST_WORKERS=0 runs it in this one process.
+PYTEST_WORKERS ?= 3
+
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy -p pegboard

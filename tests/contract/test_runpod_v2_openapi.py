@@ -19,6 +19,9 @@ from helpers.runpod_openapi import runpod_v2_spec
 from pegboard.adapters.sandboxes.runpod import RunPodSandbox
 from pegboard.adapters.sandboxes.runpod.faults import StockOut, Throttle
 
+# The last test checks what every other test of the module saw: on xdist, all on one worker.
+pytestmark = pytest.mark.xdist_group("runpod_v2_openapi")
+
 SEEN: dict[str, set[int]] = {}
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGp5b3VyLWtleS1ieXRlcy1oZXJlLXRlc3Q contract"
 RTX3090 = "NVIDIA GeForce RTX 3090"

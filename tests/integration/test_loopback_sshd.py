@@ -71,7 +71,7 @@ def test_an_unknown_key_is_refused(sshd: LoopbackSshd, tmp_path: Path) -> None:
 
 
 def test_recorded_commands_and_logins_are_counted_per_server(
-    start_sshd: StartSshd, ssh_client_key: SshClientKey
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
 ) -> None:
     server = start_sshd(record_commands=True)
     client = connect(server, ssh_client_key)
@@ -79,9 +79,10 @@ def test_recorded_commands_and_logins_are_counted_per_server(
         assert run(client, "echo one") == (0, b"one\n")
         assert run(client, "printf two") == (0, b"two")
         sftp = client.open_sftp()  # the sftp subsystem still works behind the wrapper
-        with sftp.open("/tmp/pegboard-sshd-sftp-probe", "w") as handle:
+        probe = str(tmp_path / "sftp-probe")  # the test's own path: other runs may be at it too
+        with sftp.open(probe, "w") as handle:
             handle.write(b"x")
-        sftp.remove("/tmp/pegboard-sshd-sftp-probe")
+        sftp.remove(probe)
         sftp.close()
     finally:
         client.close()

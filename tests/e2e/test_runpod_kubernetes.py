@@ -1,0 +1,291 @@
+"""`runpod-deploy` with `pod.provider: kubernetes`, end to end: the installed CLI as a subprocess
+against the Kubernetes API sandbox (the official client over HTTP, every phase over websocket
+exec, files as tar over exec).
+
+The hello example runs byte-exact; each lifecycle action leaves what the provider reference says
+(pods, claims, pointers, `ls-stale` rows with a release that works); `gpu_order` walks GPU types
+the sandbox's nodes cannot place; SIGKILL at every phase boundary leaves every pod listed with a
+working release; no secret value reaches a pod spec, an event or the output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.deploy_cli import manifest_of, run_dir_of
+from helpers.kubernetes_deploy import KubeDeploy
+from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.domain.ports.cluster import ResourceKind
+
+A100 = "NVIDIA A100-SXM4-80GB"
+L4 = "NVIDIA L4"
+H100 = "NVIDIA H100-80GB-HBM3"  # no node has it
+
+TAINT = "nvidia.com/gpu=present:NoSchedule"  # as the GPU operator taints GPU nodes
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[KubernetesSandbox]:
+    gpu_nodes = [
+        {
+            "name": "gpu-a100",
+            "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
+            # room for every pod the SIGKILL test keeps at once (up to 13 runs hold one GPU
+            # each); with less, the last runs stay Pending until their schedule timeout
+            "capacity": {"nvidia.com/gpu": 16},
+            "taints": [TAINT],
+        },
+        {
+            "name": "gpu-l4",
+            "labels": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+            "capacity": {"nvidia.com/gpu": 1},
+            "taints": [TAINT],
+        },
+    ]
+    with KubernetesSandbox(nodes=gpu_nodes) as running:
+        yield running
+
+
+@pytest.fixture
+def deploy(tmp_path: Path, sandbox: KubernetesSandbox) -> Iterator[KubeDeploy]:
+    made = KubeDeploy(tmp_path, sandbox)
+    try:
+        yield made
+    finally:
+        for release in made.stale_pods().values():  # nothing a test leaves for the next one
+            made.shell_command(release["release"])
+        made.close()
+
+
+def _lifecycle(on_success: str, on_failure: str = "stop") -> dict[str, str]:
+    return {"on_success": on_success, "on_failure": on_failure}
+
+
+def test_hello_runs_on_a_gpu_pod_and_leaves_nothing(deploy: KubeDeploy) -> None:
+    done = deploy.run(deploy.config())
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    job_output = done.stdout.split(b"\n", 1)[1]
+    assert job_output == (
+        b"__RUNPOD_STEP_START__hello__\n"
+        b"hello from the pod; wrote /workspace/out/result.json\n"
+        b"__RUNPOD_STEP_DONE__hello__\n"
+        b"HELLO_DONE\n"
+    )
+    manifest = manifest_of(done)
+    assert manifest["provider"] == "kubernetes" and manifest["failed"] is False
+    assert manifest["gpu_id"] == A100  # the first type of gpu_order fits
+    result = json.loads((run_dir_of(done) / "results" / "result.json").read_text())
+    assert result["greeting"] == "hello"
+    assert deploy.live() == set()  # pod and claim deleted
+    assert deploy.stale_pods() == {}
+
+
+def test_stop_keeps_the_claim_and_its_release_removes_it(deploy: KubeDeploy) -> None:
+    done = deploy.run(deploy.config(lifecycle=_lifecycle("stop")))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert deploy.pods() == []
+    (claim,) = deploy.claims()
+    listed = deploy.stale_pods()
+    pod_id = claim["metadata"]["name"]
+    assert listed[pod_id]["status"] == "EXITED"
+    assert deploy.shell_command(listed[pod_id]["release"]).returncode == 0
+    assert deploy.live() == set()
+
+
+def test_preserve_keeps_the_pod_running_and_logs_follow_it(deploy: KubeDeploy) -> None:
+    config = deploy.config(lifecycle=_lifecycle("preserve"))
+    done = deploy.run(config)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    (pod,) = deploy.pods()
+    assert pod["status"]["phase"] == "Running"
+    logs = deploy.cli("logs", "--config", str(config), "--no-follow")
+    assert logs.returncode == 0 and b"HELLO_DONE" in logs.stdout, logs.stderr.decode()
+    listed = deploy.stale_pods()[pod["metadata"]["name"]]
+    assert listed["status"] == "RUNNING"
+    assert deploy.shell_command(listed["release"]).returncode == 0
+    assert deploy.live() == set()
+
+
+def test_recycle_keeps_the_pod_for_the_next_run(deploy: KubeDeploy) -> None:
+    config = deploy.config(lifecycle=_lifecycle("recycle"))
+    first = deploy.run(config)
+    assert first.returncode == 0, first.stderr.decode()[-3000:]
+    (kept,) = deploy.pods()
+    second = deploy.run(config)
+    assert second.returncode == 0, second.stderr.decode()[-3000:]
+    assert manifest_of(second)["pod_id"] == kept["metadata"]["name"]
+    (still,) = deploy.pods()
+    assert still["metadata"]["uid"] == kept["metadata"]["uid"]  # the very same pod
+
+
+def test_a_failed_job_stops_its_pod_for_forensics(deploy: KubeDeploy) -> None:
+    config = deploy.config(
+        run={
+            "script_path": "{volume_mount}/run.sh",
+            "log_path": "{volume_mount}/fail.log",
+            "success_marker": "NEVER",
+            "body": "echo about to fail\nexit 3\n",
+        }
+    )
+    done = deploy.run(config)
+    assert done.returncode == 1
+    manifest = manifest_of(done)
+    assert manifest["failed"] and manifest["lifecycle_action"] == "stop"
+    assert deploy.pods() == [] and len(deploy.claims()) == 1
+
+
+def test_gpu_order_walks_types_no_node_can_place(deploy: KubeDeploy) -> None:
+    config = deploy.config(pod={"gpu_order": [H100, L4]}, kubernetes={"schedule_timeout_sec": 2})
+    done = deploy.run(config)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    manifest = manifest_of(done)
+    assert manifest["gpu_id"] == L4
+    events = [
+        json.loads(line)
+        for line in (run_dir_of(done) / "events.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    walked = [e for e in events if e.get("event") == "datacenter_failover"]
+    assert walked and walked[0]["from_gpu_id"] == H100 and walked[0]["to_gpu_id"] == L4
+    assert "didn't match Pod's node affinity/selector" in walked[0]["reason"]
+
+
+def test_more_gpus_than_any_node_has_fail_with_the_schedulers_reason(deploy: KubeDeploy) -> None:
+    config = deploy.config(
+        pod={"gpu_order": [L4], "gpu_count": 2}, kubernetes={"schedule_timeout_sec": 2}
+    )
+    done = deploy.run(config)
+    assert done.returncode == 1
+    manifest = manifest_of(done)
+    assert manifest["failure_phase"] == "provision"
+    assert "Insufficient nvidia.com/gpu" in manifest["failure_reason"]
+    assert deploy.live() == set()
+
+
+# Every boundary of a run that gets as far as deleting its pod (hello.yaml succeeds).
+KILL_POINTS = (
+    "enter-provision",
+    "before-create",
+    "after-create",
+    "after-pointer",
+    "enter-ready",
+    "enter-setup",
+    "enter-secrets",
+    "enter-staging",
+    "enter-preflight",
+    "enter-launch",
+    "enter-monitor",
+    "enter-pull",
+    "enter-lifecycle",
+    "after-lifecycle",
+    "enter-manifest",
+)
+
+
+def test_sigkill_at_every_phase_leaves_every_pod_listed_with_a_working_release(
+    deploy: KubeDeploy,
+) -> None:
+    config = deploy.config()
+    killed: dict[str, bytes] = {}
+    for batch in range(0, len(KILL_POINTS), 5):
+        points = KILL_POINTS[batch : batch + 5]
+        procs = {point: deploy.start(config, stop_at=point) for point in points}
+        try:
+            for point, proc in procs.items():
+                deploy.wait_for_point(proc, point)
+        finally:  # a run that never reached its point is not left blocked at a later one
+            for proc in procs.values():
+                if proc.poll() is None:
+                    os.kill(proc.pid, signal.SIGKILL)
+        for point, proc in procs.items():
+            out, _ = proc.communicate(timeout=30)
+            assert proc.returncode == -signal.SIGKILL, point
+            killed[point] = out
+    by_name = {
+        obj["metadata"]["annotations"]["pegboard.io/pod-name"]: obj["metadata"]["name"]
+        for obj in [*deploy.pods(), *deploy.claims()]
+    }
+    left: dict[str, str] = {}
+    for point, out in killed.items():
+        stamp = out.split(b"\n", 1)[0].decode().rsplit("/", 1)[-1]
+        pointer = deploy.home / ".local" / "state" / "runpod-deploy" / "runs" / f"{stamp}.json"
+        name = json.loads(pointer.read_text())["pod_name"] if pointer.exists() else None
+        if name in by_name:
+            left[by_name[name]] = point
+        if point in ("enter-ready", "enter-monitor", "enter-lifecycle"):
+            assert name in by_name, point
+        if point in ("enter-provision", "before-create", "after-lifecycle", "enter-manifest"):
+            assert name not in by_name, point
+    assert deploy.live() == set(left)  # nothing no run's pointer names
+    listed = deploy.stale_pods()
+    assert set(left) <= set(listed)
+    releases = {pod_id: listed[pod_id]["release"] for pod_id in left}
+    for pod_id, release in releases.items():
+        assert f"--pod-id {pod_id}" in release, (left[pod_id], release)
+    for pod_id, done in zip(releases, deploy.shell_commands(list(releases.values())), strict=True):
+        assert done.returncode == 0, (left[pod_id], done.stderr.decode())
+    assert deploy.live() == set()
+
+
+SECRET = "s3cr3t-Value-0f-the-job"
+
+
+def test_no_secret_value_reaches_a_pod_spec_an_event_or_the_output(deploy: KubeDeploy) -> None:
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    config = deploy.config(
+        secrets=[{"name": "hf", "destination": "{volume_mount}/.hf-token", "env": ["HF_TOKEN"]}],
+        lifecycle=_lifecycle("preserve"),
+        run={
+            "script_path": "{volume_mount}/run.sh",
+            "log_path": "{volume_mount}/secret.log",
+            "success_marker": "TOKEN_OK",
+            "body": ". {volume_mount}/.hf-token\n"
+            f'test "$(printf %s "$HF_TOKEN" | sha256sum | cut -c1-64)" = {digest}\n'
+            "echo TOKEN_OK\n",
+        },
+    )
+    done = deploy.cli("run", "--config", str(config), "--print-run-dir", env={"HF_TOKEN": SECRET})
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    (pod,) = deploy.pods()  # preserved: its spec is there to read
+    seen: list[Any] = [
+        *deploy.cluster.list(ResourceKind.POD, namespace="default"),
+        *deploy.claims(),
+    ]
+    seen += deploy.cluster.list_events(namespace="default", involved_name=pod["metadata"]["name"])
+    assert SECRET not in json.dumps(seen)
+    assert SECRET.encode() not in done.stdout + done.stderr
+    for path in run_dir_of(done).rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_bad_kubernetes_values_are_one_line_each_naming_the_key_exit_2(deploy: KubeDeploy) -> None:
+    config = deploy.config(kubernetes={"namespace": "Team A", "gpu_label": "bad label"})
+    done = deploy.cli("validate", "--config", str(config))
+    assert done.returncode == 2
+    header, *lines = done.stderr.decode().strip().splitlines()
+    assert header == "runpod-deploy: 2 problems in the configuration:"  # all at once, a line each
+    assert "kubernetes.namespace: 'Team A' is not a namespace name" in lines[0]
+    assert "kubernetes.gpu_label: 'bad label' is not" in lines[1]
+    wrong_type = deploy.config(kubernetes={"schedule_timeout_sec": 0})
+    done = deploy.cli("run", "--config", str(wrong_type))
+    assert done.returncode == 2
+    (line,) = done.stderr.decode().strip().splitlines()
+    assert "kubernetes.schedule_timeout_sec: must be > 0, got 0" in line
+    assert deploy.live() == set()
+
+
+def test_an_unknown_context_stops_the_run_before_anything_exists(deploy: KubeDeploy) -> None:
+    done = deploy.run(deploy.config(kubernetes={"context": "no-such-context"}))
+    assert done.returncode == 2
+    (line,) = done.stderr.decode().strip().splitlines()[-1:]
+    assert line.startswith("runpod-deploy: kubernetes.context: ") and "no-such-context" in line
+    assert deploy.live() == set()

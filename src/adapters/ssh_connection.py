@@ -12,13 +12,16 @@ and a changed host key are not retried.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import socket
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -310,17 +313,68 @@ def load_paramiko() -> None:
     """Import paramiko without `invoke`, which its `config` module imports only to run the
     `Match exec` lines of ssh config files; pegboard never reads one (rsync's ssh runs with
     `-F /dev/null`). Saves ~20 ms of every run. Hidden for this import only: a program that
-    imports invoke later gets it as usual."""
+    imports invoke later gets it as usual.
+
+    paramiko's `__init__` also asks importlib.metadata for its own version, which imports
+    importlib.metadata and the email parser and scans every sys.path directory for
+    distributions (~20-30 ms in a venv with many packages). For that import it gets
+    _OwnVersionMetadata: paramiko's version from the one `paramiko-VERSION.dist-info` directory
+    beside the package (the name importlib.metadata reads too), every other question answered
+    by the real module. Without exactly one such directory the real module is used."""
     if "paramiko" in sys.modules:
         return
-    hidden = "invoke" not in sys.modules
-    if hidden:
-        sys.modules["invoke"] = None  # type: ignore[assignment]  # `import invoke` -> ImportError
+    stand_ins: dict[str, types.ModuleType | None] = {}
+    if "invoke" not in sys.modules:
+        stand_ins["invoke"] = None  # `import invoke` -> ImportError
+    version = _installed_version("paramiko")
+    if version is not None and "importlib.metadata" not in sys.modules:
+        stand_ins["importlib.metadata"] = _OwnVersionMetadata("paramiko", version)
+    sys.modules.update(stand_ins)  # type: ignore[arg-type]  # None: the import fails
     try:
         import paramiko  # noqa: F401
     finally:
-        if hidden and sys.modules.get("invoke", sys) is None:
-            del sys.modules["invoke"]
+        for name, stand_in in stand_ins.items():
+            if name in sys.modules and sys.modules[name] is stand_in:
+                del sys.modules[name]
+
+
+def _installed_version(distribution: str) -> str | None:
+    """The version in the name of the one `NAME-VERSION.dist-info` beside the package."""
+    for entry in sys.path:
+        base = Path(entry or ".")
+        if (base / distribution / "__init__.py").is_file():
+            found = list(base.glob(f"{distribution}-*.dist-info"))
+            if len(found) != 1:
+                return None
+            return found[0].name[len(distribution) + 1 : -len(".dist-info")]
+    return None
+
+
+class _OwnVersionMetadata(types.ModuleType):
+    """importlib.metadata while one distribution loads: its own version answered from its
+    dist-info directory's name; anything else (another distribution's version, any other
+    name) from the real module, imported at that moment. The loaded package keeps this object
+    as its `metadata`, so later calls through it reach the real module too."""
+
+    def __init__(self, distribution: str, version: str) -> None:
+        super().__init__("importlib.metadata", "pegboard: one version known, the rest real")
+        self._distribution = distribution
+        self._version = version
+
+    def version(self, name: str) -> str:
+        if name == self._distribution:
+            return self._version
+        return str(self._real().version(name))
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return getattr(self._real(), attribute)
+
+    def _real(self) -> types.ModuleType:
+        if sys.modules.get("importlib.metadata") is self:
+            del sys.modules["importlib.metadata"]  # the real module takes its place from now on
+        return importlib.import_module("importlib.metadata")
 
 
 def key_types_mismatch(exc: BaseException) -> bool:

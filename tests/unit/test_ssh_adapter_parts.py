@@ -64,3 +64,30 @@ def test_paramiko_is_loaded_without_invoke_which_pegboard_never_uses() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_paramiko_loads_without_importlib_metadata_and_with_its_real_version() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from pegboard.adapters.ssh_connection import load_paramiko\n"
+            "load_paramiko()\n"
+            "import paramiko\n"
+            "print('importlib.metadata' in sys.modules, 'email.parser' in sys.modules)\n"
+            "from importlib import metadata\n"
+            "print(paramiko.__version__ == metadata.version('paramiko'))\n"
+            # whatever else asks the stand-in paramiko kept is answered by the real module
+            "print(paramiko.metadata.version('attrs') == metadata.version('attrs'))\n"
+            "print(paramiko.metadata.PackageNotFoundError is metadata.PackageNotFoundError)\n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["False False", "True", "True", "True"]

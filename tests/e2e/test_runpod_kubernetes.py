@@ -190,6 +190,7 @@ KILL_POINTS = (
 )
 
 
+@pytest.mark.timeout(400)  # 15 killed runs and their releases, five at a time on 2 cores
 def test_sigkill_at_every_phase_leaves_every_pod_listed_with_a_working_release(
     deploy: KubeDeploy,
 ) -> None:

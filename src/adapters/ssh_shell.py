@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 _PROBE_TIMEOUT_SEC = 30.0
 _KILL_GRACE_SEC = 2.0
 _CHUNK = 65536
+_REST_CHUNK = 1 << 20  # what a follow reads of its log per call once the job has ended
 _NO_SUCH_FILE = 3  # exit status of the shell read when the file is not there
 _T = TypeVar("_T")
 
@@ -441,6 +442,7 @@ class _Follow:
         self._pending = b""
         self._bound_to_job = adopted is not None
         self._job_over = False
+        self._rest_drained = False
         if adopted is not None:
             self._transport, self._channel, self._header, self._pending = adopted
         self._stderr = b""
@@ -464,6 +466,10 @@ class _Follow:
         deadline = time.monotonic() + self.heartbeat
         while True:
             if self._job_over:
+                rest = self._read_rest()
+                if rest:
+                    self._offset += len(rest)
+                    return rest
                 time.sleep(max(0.0, deadline - time.monotonic()))
                 return b""
             if self._channel is None:
@@ -497,6 +503,18 @@ class _Follow:
         self._bound_to_job = False
         self._channel.exec_command(self._shell._wrap(command))
         self._channel.shutdown_write()
+
+    def _read_rest(self) -> bytes:
+        """After the job ended, what its log holds past what the tail delivered: the launch
+        stops its tail once the job exits, which can be before the tail read the last writes.
+        The log is complete by then, so reading it by offset (one bounded chunk a call) until
+        nothing is left loses no byte."""
+        if self._rest_drained:
+            return b""
+        rest = self._shell.read_file(self.path, offset=self._offset, limit=_REST_CHUNK)
+        if not rest:
+            self._rest_drained = True
+        return rest
 
     def _ended(self, channel: Channel) -> None:
         """The tail stopped: the job's own end, a drop (reconnect), or a real failure."""

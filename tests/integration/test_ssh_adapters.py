@@ -463,3 +463,31 @@ def test_a_follow_elsewhere_than_the_launchs_log_start_gets_its_own_tail(
     finally:
         shell.run(f"kill {pid}", timeout=10)
         shell.close()
+
+
+def test_the_launchs_follow_delivers_every_byte_written_just_before_the_job_ends(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    # The launch stops its tail once the job exits, which can be before the tail read the last
+    # writes: the follow must read what is left by offset, not only report heartbeats.
+    server = start_sshd()
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    try:
+        script = "head -c 8000000 /dev/zero | tr '\\0' x\necho DONE\n"
+        shell.write_file(f"{tmp_path}/burst.sh", script.encode(), mode=0o755)
+        shell.start_detached(
+            f"{tmp_path}/burst.sh",
+            log_path=f"{tmp_path}/burst.log",
+            status_path=f"{tmp_path}/burst.rc",
+            pid_path=f"{tmp_path}/burst.pid",
+        )
+        stream = shell.follow(f"{tmp_path}/burst.log", heartbeat=0.05)
+        total, heartbeats_after_quiet = 0, 0
+        while heartbeats_after_quiet < 40:
+            data = next(stream)
+            total += len(data)
+            heartbeats_after_quiet = 0 if data else heartbeats_after_quiet + 1
+        stream.close()
+        assert total == 8_000_005 == (tmp_path / "burst.log").stat().st_size
+    finally:
+        shell.close()

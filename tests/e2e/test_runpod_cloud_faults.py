@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.deploy_cli import KILL_POINTS
 from helpers.runpod_cloud_deploy import CloudDeploy, manifest_of, run_dir_of
 from pegboard.adapters.sandboxes.runpod import StockOut
 
@@ -119,26 +120,6 @@ def test_resume_without_a_free_gpu_falls_back_to_a_fresh_pod(deploy: CloudDeploy
     (listed,) = deploy.stale()["pods"]
     assert listed["pod_id"] == fresh
     assert deploy.shell_command(listed["release"]).returncode == 0
-
-
-# Every boundary of a run that gets as far as deleting its pod (hello.yaml succeeds).
-KILL_POINTS = (
-    "enter-provision",
-    "before-create",
-    "after-create",
-    "after-pointer",
-    "enter-ready",
-    "enter-setup",
-    "enter-secrets",
-    "enter-staging",
-    "enter-preflight",
-    "enter-launch",
-    "enter-monitor",
-    "enter-pull",
-    "enter-lifecycle",
-    "after-lifecycle",
-    "enter-manifest",
-)
 
 
 def test_sigkill_at_every_phase_leaves_every_pod_deleted_or_listed_with_its_release(

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers.deploy_cli import manifest_of, run_dir_of
+from helpers.deploy_cli import KILL_POINTS, manifest_of, run_dir_of
 from helpers.kubernetes_deploy import KubeDeploy
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 from pegboard.domain.ports.cluster import ResourceKind
@@ -168,26 +168,6 @@ def test_more_gpus_than_any_node_has_fail_with_the_schedulers_reason(deploy: Kub
     assert manifest["failure_phase"] == "provision"
     assert "Insufficient nvidia.com/gpu" in manifest["failure_reason"]
     assert deploy.live() == set()
-
-
-# Every boundary of a run that gets as far as deleting its pod (hello.yaml succeeds).
-KILL_POINTS = (
-    "enter-provision",
-    "before-create",
-    "after-create",
-    "after-pointer",
-    "enter-ready",
-    "enter-setup",
-    "enter-secrets",
-    "enter-staging",
-    "enter-preflight",
-    "enter-launch",
-    "enter-monitor",
-    "enter-pull",
-    "enter-lifecycle",
-    "after-lifecycle",
-    "enter-manifest",
-)
 
 
 @pytest.mark.timeout(400)  # 15 killed runs and their releases, five at a time on 2 cores

@@ -20,26 +20,8 @@ from typing import Any
 
 import pytest
 
+from helpers.deploy_cli import KILL_POINTS
 from helpers.runpod_local import LocalDeploy
-
-# Every boundary of a run that gets as far as deleting its pod (hello.yaml succeeds).
-KILL_POINTS = (
-    "enter-provision",
-    "before-create",
-    "after-create",
-    "after-pointer",
-    "enter-ready",
-    "enter-setup",
-    "enter-secrets",
-    "enter-staging",
-    "enter-preflight",
-    "enter-launch",
-    "enter-monitor",
-    "enter-pull",
-    "enter-lifecycle",
-    "after-lifecycle",
-    "enter-manifest",
-)
 
 
 @pytest.fixture

@@ -26,6 +26,25 @@ from helpers.console_scripts import runpod_deploy_bin
 
 HANG_GUARD_SEC = 120  # a run that takes this long is stuck; not a measurement
 
+# Every boundary of a run that gets as far as deleting its pod (hello.yaml succeeds).
+KILL_POINTS = (
+    "enter-provision",
+    "before-create",
+    "after-create",
+    "after-pointer",
+    "enter-ready",
+    "enter-setup",
+    "enter-secrets",
+    "enter-staging",
+    "enter-preflight",
+    "enter-launch",
+    "enter-monitor",
+    "enter-pull",
+    "enter-lifecycle",
+    "after-lifecycle",
+    "enter-manifest",
+)
+
 
 class DeployCli:
     """One scratch user's runpod-deploy commands."""

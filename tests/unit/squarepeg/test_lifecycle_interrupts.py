@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +17,25 @@ from pegboard.domain.ports.cluster import ResourceKind
 
 def send(sig: signal.Signals = signal.SIGINT) -> None:
     os.kill(os.getpid(), sig)
+
+
+@pytest.fixture(autouse=True)
+def stray_signals_cannot_kill_the_worker() -> Iterator[None]:
+    """While a test runs, SIGINT and SIGTERM outside the lifecycle's own handlers land here.
+
+    The fake pod's scripted calls may send their signal from the log reader's thread a moment
+    after the lifecycle has returned and restored the dispositions it found. Under load that
+    stray signal would meet pytest's defaults: SIGTERM's SIG_DFL kills the xdist worker (and
+    xdist then hangs, replacing it), SIGINT raises KeyboardInterrupt in another test."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in saved:
+        signal.signal(sig, lambda *_: None)
+    try:
+        yield
+    finally:
+        time.sleep(0.05)  # let a signal still in flight from the reader thread arrive here
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 @pytest.fixture

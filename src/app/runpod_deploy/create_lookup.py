@@ -107,12 +107,17 @@ def settle_ambiguous_creates(run: RunContext, progress: RunProgress, claim: PodC
 
 
 def _last_look(run: RunContext, claim: PodClaim, cloud: GpuCloud, name: str) -> NameLookup:
-    """The pods of the run's name now; while none but the run's own shows and a create's pod
-    may still be on its way into the listing (Timing.listing_lag_sec), look again."""
+    """The pods of the run's name now; while fewer show than the ambiguous creates may have
+    made and one may still be on its way into the listing (Timing.listing_lag_sec), look
+    again. Not "until one shows": after two such creates the first twin listed says nothing
+    about the second."""
     timing, clock = run.deps.timing, run.clock
     look_until = (
         None if claim.unseen_create_at is None else claim.unseen_create_at + timing.listing_lag_sec
     )
+    # The run's own pod counts among them when a lookup found it (adopted, not created).
+    own_was_ambiguous = claim.pod_id is not None and not (claim.created or claim.resumed)
+    twins_possible = claim.ambiguous_creates - (1 if own_was_ambiguous else 0)
     attempt = 0
     while True:
         lookup = look_up_by_name(
@@ -122,7 +127,9 @@ def _last_look(run: RunContext, claim: PodClaim, cloud: GpuCloud, name: str) -> 
             timeout_sec=timing.final_lookup_timeout_sec,
             poll=timing.ready_poll,
         )
-        if lookup.pods is None or any(p.pod_id != claim.pod_id for p in lookup.pods):
+        if lookup.pods is None:
+            return lookup
+        if sum(p.pod_id != claim.pod_id for p in lookup.pods) >= twins_possible:
             return lookup
         remaining = 0.0 if look_until is None else look_until - clock.monotonic()
         if remaining <= 0:

@@ -237,6 +237,7 @@ def _recover_after_bad_create(
     )
     claim.ambiguous_name = name
     claim.unresolved_create = True
+    claim.ambiguous_creates += 1
     claim.unseen_create_at = run.clock.monotonic()
     timing = run.deps.timing
     lookup = look_up_by_name(
@@ -256,7 +257,10 @@ def _recover_after_bad_create(
     claim.unresolved_create = False
     if not lookup.pods:
         return None
-    claim.unseen_create_at = None
+    if len(lookup.pods) >= claim.ambiguous_creates:
+        # One pod per such create is listed: none is still on its way. Fewer: the one found
+        # may be an earlier create's, and this create's may show late (the last look waits).
+        claim.unseen_create_at = None
     first, *extras = lookup.pods
     for extra in extras:  # deleted before the run ends (settle_ambiguous_creates)
         claim.note_created(extra.pod_id)

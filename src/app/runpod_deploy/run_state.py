@@ -204,9 +204,12 @@ class PodClaim:
     # end of the run looks for it again (create_lookup.py).
     ambiguous_name: str | None = None
     unresolved_create: bool = False  # such a create's outcome is still unknown
-    # When the last such create happened whose pod no lookup found (clock.monotonic()): the
-    # listing may show a new pod late, so the end of the run keeps looking until
-    # Timing.listing_lag_sec after it.
+    # How many creates failed that way: each may have made one pod of the run's name.
+    ambiguous_creates: int = 0
+    # When the last such create happened while fewer pods of the run's name were listed than
+    # such creates (clock.monotonic()): the listing may show a new pod late, so the end of the
+    # run keeps looking until Timing.listing_lag_sec after it, or until it lists one pod per
+    # such create.
     unseen_create_at: float | None = None
     # Other pods of the run's name (an ambiguous create's), not yet deleted.
     extra_pod_ids: list[str] = attrs.field(factory=list)

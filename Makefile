@@ -38,11 +38,12 @@ demo: $(DEMO_STAMP)
 
 # The suite on PYTEST_WORKERS pytest-xdist workers: its tests mostly wait on subprocesses,
 # sandboxes and sshd, so three workers on CI's two cores pay (docs/testing.md, "pegboard's own
-# suite"); PYTEST_WORKERS=0 runs it in this one process.
+# suite"); PYTEST_WORKERS=0 runs it in this one process. A crashed worker ends the run as a
+# failure instead of being replaced: xdist 3.8 under loadgroup hung for hours after a replacement.
 PYTEST_WORKERS ?= 3
 
 test: install
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --max-worker-restart=0
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy -p pegboard

@@ -26,6 +26,7 @@ from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox, write_kube
 from pegboard.adapters.sandboxes.kubernetes.reaper import (
     LOCK_NAME,
     SCRATCH_PREFIX,
+    Reaper,
     sweep_abandoned_scratch,
 )
 from pegboard.domain.errors import UsageError
@@ -284,3 +285,23 @@ def test_squarepeg_sandbox_refuses_bad_kubelet_flags(flags: list[str], message: 
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_watchdog_also_kills_a_container_it_was_not_told_of_yet(tmp_path: Path) -> None:
+    """The sandbox dies between a container's start and its +PGID line (seen in CI under load):
+    the container still works in the sandbox's scratch directory, so it goes too; a process
+    working elsewhere is left alone."""
+    scratch = tmp_path / "scratch"
+    (scratch / "pods" / "p").mkdir(parents=True)
+    reaper = Reaper(scratch)
+    untold = subprocess.Popen(["sleep", "300"], cwd=scratch / "pods" / "p", start_new_session=True)
+    outside = subprocess.Popen(["sleep", "300"], cwd=tmp_path, start_new_session=True)
+    try:
+        reaper.close(timeout=10)
+        assert untold.wait(timeout=10) == -signal.SIGKILL
+        assert outside.poll() is None
+        assert not scratch.exists()
+    finally:
+        for process in (untold, outside):
+            process.kill()
+            process.wait()

@@ -124,10 +124,33 @@ def _watch(scratch: str) -> None:
                 groups[pgid] = None
             elif text[0] == "-":
                 groups.pop(pgid, None)
-    for pgid in groups:
+    # A container the sandbox spawned just before it died may not be listed yet: Popen returns
+    # (and the +PGID line is written) only when the parent thread runs again, and the container
+    # can run, and the sandbox be killed, first. Its process still works inside the scratch
+    # directory it was started in, so those groups go too.
+    for pgid in {*groups, *_groups_working_in(scratch)}:
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _groups_working_in(scratch: str) -> set[int]:
+    """Process groups of processes whose working directory is inside `scratch` (/proc)."""
+    inside = os.path.realpath(scratch) + os.sep
+    found: set[int] = set()
+    try:
+        pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd") + os.sep
+            if cwd.startswith(inside):
+                found.add(os.getpgid(int(pid)))
+        except OSError:
+            continue  # gone, or not ours to look at
+    found.discard(os.getpgid(0))  # never the watchdog's own group
+    return found
 
 
 if __name__ == "__main__":

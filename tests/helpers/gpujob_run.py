@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,26 @@ class RunHarness:
             assert pointer is not None and pointer["pod_id"] == pod.pod_id, (pod, pointer)
             assert manifest["left_behind"] and pod.pod_id in manifest["left_behind"]
             assert "--mode delete" in manifest["left_behind"]
+
+
+def lag_the_listing(
+    h: RunHarness, lag_sec: float, *, until: Callable[[], bool] = lambda: False
+) -> None:
+    """A new pod shows in the lookup by name only `lag_sec` after its create (h's fake clock),
+    or at once from when `until()` is true."""
+    real_create, real_find = h.cloud.create_pod, h.cloud.find_pods
+    made_at: dict[str, float] = {}
+
+    def create_pod(request: Any) -> Any:
+        try:
+            return real_create(request)
+        finally:
+            for pod_id in h.cloud.pods:
+                made_at.setdefault(pod_id, h.clock.monotonic())
+
+    def find_pods(*, name: str) -> list[Any]:
+        now = h.clock.monotonic()
+        return [p for p in real_find(name=name) if until() or now >= made_at[p.pod_id] + lag_sec]
+
+    h.cloud.create_pod = create_pod  # type: ignore[method-assign]
+    h.cloud.find_pods = find_pods  # type: ignore[method-assign]

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from helpers.gpujob_run import RunHarness
+from helpers.gpujob_run import RunHarness, lag_the_listing
 from helpers.runpod_container import pod_command_deps_with
 from pegboard.adapters.fakes import FakeJob
 from pegboard.app.runpod_deploy.pod_access import PodCommandDeps
@@ -65,27 +65,7 @@ def _arrange(h: RunHarness, f: dict[str, Any], healed: list[bool]) -> None:
         h.cloud.fail_next(
             "terminate_pod", Transient("503"), times=f["terminate_failures"], when=sick
         )
-    real_create, real_find = h.cloud.create_pod, h.cloud.find_pods
-    made_at: dict[str, float] = {}
-
-    def create_pod(request: Any) -> Any:
-        try:
-            return real_create(request)
-        finally:
-            for pod_id in h.cloud.pods:
-                made_at.setdefault(pod_id, h.clock.monotonic())
-
-    def find_pods(*, name: str) -> list[Any]:
-        # A new pod shows in the listing `listing_lag_sec` after its create.
-        now = h.clock.monotonic()
-        return [
-            p
-            for p in real_find(name=name)
-            if healed[0] or now >= made_at[p.pod_id] + f["listing_lag_sec"]
-        ]
-
-    h.cloud.create_pod = create_pod  # type: ignore[method-assign]
-    h.cloud.find_pods = find_pods  # type: ignore[method-assign]
+    lag_the_listing(h, f["listing_lag_sec"], until=lambda: healed[0])
 
 
 def _pod_deps(h: RunHarness) -> PodCommandDeps:

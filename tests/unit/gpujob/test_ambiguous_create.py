@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.gpujob_run import RunHarness
+from helpers.gpujob_run import RunHarness, lag_the_listing
 from pegboard.adapters.fakes import FakeJob
 from pegboard.domain.errors import NoCandidateHelps, Transient, Unauthorized
 from pegboard.domain.ports.gpu_cloud import CreateOutcomeUnknown
@@ -173,26 +173,6 @@ def test_a_rejected_api_key_stops_the_walk_too(tmp_path: Path) -> None:
     assert _creates(h) == 1 and not h.cloud.pods
 
 
-def _listing_lags(h: RunHarness, lag_sec: float) -> None:
-    """A new pod shows in the lookup by name only `lag_sec` after its create (fake clock)."""
-    real_create, real_find = h.cloud.create_pod, h.cloud.find_pods
-    made_at: dict[str, float] = {}
-
-    def create_pod(request: Any) -> Any:
-        try:
-            return real_create(request)
-        finally:
-            for pod_id in h.cloud.pods:
-                made_at.setdefault(pod_id, h.clock.monotonic())
-
-    def find_pods(*, name: str) -> list[Any]:
-        now = h.clock.monotonic()
-        return [p for p in real_find(name=name) if now >= made_at[p.pod_id] + lag_sec]
-
-    h.cloud.create_pod = create_pod  # type: ignore[method-assign]
-    h.cloud.find_pods = find_pods  # type: ignore[method-assign]
-
-
 def test_the_last_look_waits_for_every_unseen_create_not_only_the_first(tmp_path: Path) -> None:
     # The property test's falsifying example: two creates make a pod each and fail, neither
     # lookup lists it yet, the third create works. The last look saw the first twin and
@@ -201,7 +181,7 @@ def test_the_last_look_waits_for_every_unseen_create_not_only_the_first(tmp_path
     _good(h)
     h.cloud.fail_create_after_pod_exists()
     h.cloud.fail_create_after_pod_exists()
-    _listing_lags(h, 3.0)
+    lag_the_listing(h, 3.0)
     h.cloud.fail_next("find_pods", Transient("503"), times=2)
     result = h.run()
     assert result.exit_code == 0, result.failure_reason
@@ -222,7 +202,7 @@ def test_a_lookup_that_finds_an_earlier_creates_pod_still_waits_for_the_later_on
     _good(h)
     h.cloud.fail_create_after_pod_exists()
     h.cloud.fail_create_after_pod_exists()
-    _listing_lags(h, 3.0)
+    lag_the_listing(h, 3.0)
     real_create = h.cloud.create_pod
 
     def create_pod(request: Any) -> Any:

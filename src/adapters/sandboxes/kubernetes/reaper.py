@@ -5,7 +5,8 @@ process (this file, run as a script with `python -I -S`: no imports of ours) in 
 holding the read end of a pipe whose only write end the sandbox keeps. The sandbox writes
 `+PGID` when a container starts and `-PGID` when it ends. When the pipe reaches EOF, however the
 sandbox ended, the watchdog SIGKILLs every process group still listed (a container's children
-included) and removes the scratch directory, then exits.
+included) and every group with a process working inside the scratch directory (a container
+started just before the sandbox died, not listed yet), removes the scratch directory, and exits.
 
 Left-overs of a sandbox whose watchdog was killed too are swept on the next start: each scratch
 directory holds a `lock` file its sandbox keeps flock()ed (locked before it gets that name); a

@@ -86,6 +86,7 @@ _RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 _STREAM_BATCH = 4 << 20  # bytes of log per HTTP chunk when a backlog is served
 _WAIT_SLICE = 0.5  # how often streams re-check the stop flag
 _IOV_MAX = 512  # buffers per sendmsg (Linux allows 1024)
+_TLS_RECORD = 16 << 10  # the most plaintext one TLS record carries (RFC 8446 5.1: 2^14 bytes)
 _HANDSHAKE_TIMEOUT = 10.0  # seconds a client may take to finish the TLS handshake
 MAX_REQUEST_BODY_BYTES = 3 << 20  # the apiserver's limit (3 MiB): larger bodies are a 413
 
@@ -1247,8 +1248,10 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
     def _send_log_batch(
         self, batch: list[bytes | memoryview], sent: int, drop: Any, budget: int | None
     ) -> int:
-        if budget is None and drop is None and type(self.connection) is socket.socket:
-            return sent + self._send_chunk_parts(batch)
+        if budget is None and drop is None:
+            if type(self.connection) is socket.socket:
+                return sent + self._send_chunk_parts(batch)
+            return sent + self._send_chunk_records(batch)
         data = b"".join(batch)
         if budget is not None:
             data = data[: max(0, budget - sent)]
@@ -1274,6 +1277,30 @@ class ApiHandler(MethodDispatch, BaseHTTPRequestHandler):
                 written -= len(buffers.pop(0))
             if written:
                 buffers[0] = buffers[0][written:]
+        return size
+
+    def _send_chunk_records(self, parts: list[bytes | memoryview]) -> int:
+        """One HTTP chunk from buffers over TLS (an SSLSocket has no sendmsg), without joining
+        them: a join of a 4 MiB batch costs two copies and, in a fresh allocation, a page fault
+        per 4 KiB, more than the encryption. The bytes go out in whole records: the small pieces
+        (chunk header, timestamp prefix, a part's last partial record, trailer) gathered in one
+        buffer of at most a record, the rest of each part straight to SSL_write. Its size."""
+        size = sum(map(len, parts))
+        pending = bytearray(b"%x\r\n" % size)
+        for part in parts:
+            if len(pending) + len(part) <= _TLS_RECORD:
+                pending += part
+                continue
+            view = memoryview(part)
+            fill = _TLS_RECORD - len(pending)
+            pending += view[:fill]
+            self.connection.sendall(pending)
+            whole = fill + (len(view) - fill) // _TLS_RECORD * _TLS_RECORD
+            if whole > fill:
+                self.connection.sendall(view[fill:whole])
+            pending = bytearray(view[whole:])
+        pending += b"\r\n"
+        self.connection.sendall(pending)
         return size
 
 

@@ -32,11 +32,60 @@ class LoopbackTls:
         context.load_cert_chain(self.cert_path, self.key_path)
         # HTTP/1.1 only: Go clients would otherwise try HTTP/2, which this server does not speak.
         context.set_alpn_protocols(["http/1.1"])
+        prefer_go_cipher_suites(context)
         return context
 
     def client_context(self) -> ssl.SSLContext:
         """A context that trusts this sandbox's CA only (for raw HTTPS requests in tests)."""
         return ssl.create_default_context(cadata=self.ca_pem.decode("ascii"))
+
+
+# The suites the apiserver (Go's crypto/tls) picks, in its order: src/crypto/tls/defaults.go
+# (cipher_suites.go before Go 1.22), defaultCipherSuitesTLS13 and, for TLS 1.2, the AEAD head of
+# cipherSuitesPreferenceOrder (ECDSA only: the sandbox's key is ECDSA). handshake_server_tls13.go,
+# processClientHello, takes them in the server's order, AES-GCM first on hardware with AES-GCM
+# support unless the client lists ChaCha20 first (aesgcmPreferred): OpenSSL's server preference
+# with OP_PRIORITIZE_CHACHA is that rule. OpenSSL's own TLS 1.3 order puts AES-256-GCM first, and
+# its TLS 1.2 one too (Python's server contexts already prefer the server's order).
+GO_TLS13_SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+GO_TLS12_SUITES = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305"
+)
+_OP_PRIORITIZE_CHACHA = 1 << 21  # SSL_OP_PRIORITIZE_CHACHA (OpenSSL >= 1.1.1); not in ssl.Options
+
+
+def prefer_go_cipher_suites(context: ssl.SSLContext) -> bool:
+    """Make a server context choose cipher suites as Go's crypto/tls does (above). False when
+    the TLS 1.3 order could not be set (then OpenSSL's own order, AES-256-GCM first, stays)."""
+    context.set_ciphers(GO_TLS12_SUITES)
+    context.options |= ssl.OP_CIPHER_SERVER_PREFERENCE | ssl.Options(_OP_PRIORITIZE_CHACHA)
+    return _set_tls13_suites(context, GO_TLS13_SUITES)
+
+
+def _set_tls13_suites(context: ssl.SSLContext, suites: str) -> bool:
+    """SSL_CTX_set_ciphersuites on the context's own SSL_CTX: the ssl module sets TLS 1.3 suites
+    nowhere (set_ciphers covers TLS <= 1.2 only). CPython keeps the SSL_CTX pointer right after
+    the object header (Modules/_ssl.c, PySSLContext); the functions are looked up through the
+    _ssl module itself, so they are those of the libssl it uses, and the pointer must read back
+    the context's own options before anything is set through it."""
+    import sys
+
+    if sys.implementation.name != "cpython":
+        return False
+    try:
+        import _ssl
+        import ctypes
+
+        library = ctypes.CDLL(getattr(_ssl, "__file__", None))
+        get_options, set_suites = library.SSL_CTX_get_options, library.SSL_CTX_set_ciphersuites
+    except (OSError, AttributeError):  # a static build or an older OpenSSL
+        return False
+    get_options.argtypes, get_options.restype = [ctypes.c_void_p], ctypes.c_uint64
+    set_suites.argtypes, set_suites.restype = [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_int
+    pointer = ctypes.c_void_p.from_address(id(context) + object.__basicsize__).value
+    if not pointer or get_options(pointer) != int(context.options):
+        return False
+    return bool(set_suites(pointer, suites.encode("ascii")))
 
 
 def make_loopback_tls(directory: Path, *, days: int = 30) -> LoopbackTls:

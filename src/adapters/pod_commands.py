@@ -1,14 +1,20 @@
 """The commands ExecShell and TarFileSync exec in a pod, as argv, and how to recognise them.
 
-Each is `bash --norc --noprofile -c SCRIPT pegboard-NAME PARAM...`: SCRIPT is built from the
-params (quoted, by the same builders LocalShell and SshShell use where one exists), and the
-params follow it as arguments the script ignores. So a real pod just runs the script, and
-FakeCluster's userland, which has no bash, reads NAME and the params, checks that SCRIPT is what
-the builder makes of them (a command it does not know is never guessed at), and does the same
-thing to its in-memory files.
+Each is `sh -c SCRIPT pegboard-NAME PARAM...`: SCRIPT is built from the params (quoted, by the
+same builders LocalShell and SshShell use where one exists), and the params follow it as
+arguments the script ignores. So a real pod just runs the script, and FakeCluster's userland,
+which has no shell, reads NAME and the params, checks that SCRIPT is what the builder makes of
+them (a command it does not know is never guessed at), and does the same thing to its in-memory
+files.
+
+The scripts are POSIX sh over utilities GNU coreutils/findutils/tar and busybox both have, with
+the options both take (busybox 1.35 as Debian and Alpine build it: its find has no -printf, its
+tar no --null and, in Debian's build, no -T): an alpine image without bash can be synced. Only
+`run` and `detach` need bash, for the command they are given (a job's script is bash).
 
 A command that reads stdin reads exactly the bytes it was told (`head -c N`): over the exec
-protocol v4.channel.k8s.io stdin cannot be closed, so nothing may wait for end-of-input.
+protocol v4.channel.k8s.io stdin cannot be closed, so nothing may wait for end-of-input (busybox
+tar reads its input to the end, past the end-of-archive blocks).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pegboard.domain.ports.cluster import Cluster, ExecInput, ExecResult, Output
 __all__ = [
     "NOT_A_FILE",
     "NO_SUCH_FILE",
-    "TREE_FIELDS",
+    "TREE_STAT_FORMAT",
     "PodCommand",
     "PodTarget",
     "build",
@@ -43,7 +49,7 @@ __all__ = [
 NO_SUCH_FILE = 3  # exit status of a read of a path that does not exist
 NOT_A_FILE = 4  # exit status of a read or write of a path that is a directory
 _ARG0 = "pegboard-"
-_BASH = ("bash", "--norc", "--noprofile", "-c")
+_SHELL = ("sh", "-c")
 
 
 @attrs.frozen
@@ -134,30 +140,39 @@ def _status_script(pid: str, status: str) -> str:
     return detached_status_command(pid_path=pid, status_path=status)
 
 
-# One entry of `tree`: type (f d l ...), size, mtime (seconds, fractional), octal mode, link
-# target, path relative to the listed path ("" for itself); every field ends in a NUL.
-TREE_FIELDS = 6
+# What `tree` prints, in batches (find -exec ... {} + runs one shell a batch of paths): one
+# field holding a `stat -c TREE_STAT_FORMAT` line a path (raw mode in hex, size, mtime in
+# seconds: numbers only, so the lines are unambiguous), then two fields a path, in the same
+# order: the path as find printed it, and its link target ("" when it is not a link). Every
+# field ends in a NUL. stat -c and readlink are in GNU coreutils and busybox; -printf is not.
+TREE_STAT_FORMAT = "%f %s %Y"
+_TREE_BATCH = (
+    f"stat -c '{TREE_STAT_FORMAT}' -- \"$@\" || exit; printf '\\0'; "
+    'for f in "$@"; do if [ -L "$f" ]; then l=$(readlink -- "$f") || exit; else l=; fi; '
+    'printf \'%s\\0%s\\0\' "$f" "$l"; done'
+)
 
 
 def _tree_script(path: str, max_depth: str) -> str:
     q = shlex.quote(path)
-    fmt = "\\0".join(("%y", "%s", "%T@", "%m", "%l", "%P")) + "\\0"
     depth = f" -maxdepth {int(max_depth)}" if max_depth else ""
     return (
-        f"{{ [ -e {q} ] || [ -L {q} ]; }} || exit {NO_SUCH_FILE}; find {q}{depth} -printf '{fmt}'"
+        f"{{ [ -e {q} ] || [ -L {q} ]; }} || exit {NO_SUCH_FILE}; "
+        f"find {q}{depth} -exec sh -c {shlex.quote(_TREE_BATCH)} sh {{}} +"
     )
 
 
-def _untar_script(root: str) -> str:
-    # GNU and busybox tar stop at the archive's end-of-archive blocks: no stdin EOF needed.
+def _untar_script(root: str, size: str) -> str:
     # --no-same-owner: the files belong to whoever execs, whatever the archive says.
     q = shlex.quote(root)
-    return f"mkdir -p -- {q} && cd -- {q} && tar -x -p --no-same-owner -f -"
+    return f"mkdir -p -- {q} && cd -- {q} && head -c {int(size)} | tar -x -p --no-same-owner -f -"
 
 
 def _tar_script(root: str, list_size: str) -> str:
+    # xargs may run tar more than once (a long list): the archives follow each other, each
+    # with its end-of-archive blocks, and the reader skips those (tarfile's ignore_zeros).
     q = shlex.quote(root)
-    return f"cd -- {q} && head -c {int(list_size)} | tar -c -f - --null --no-recursion -T -"
+    return f"cd -- {q} && head -c {int(list_size)} | xargs -0 tar -c -f - --no-recursion --"
 
 
 def _remove_script(root: str, list_size: str) -> str:
@@ -180,13 +195,13 @@ _SCRIPTS: dict[str, Callable[..., str]] = {
 
 def build(name: str, *params: str) -> list[str]:
     """The argv of command `name` with `params`."""
-    return [*_BASH, _SCRIPTS[name](*params), _ARG0 + name, *params]
+    return [*_SHELL, _SCRIPTS[name](*params), _ARG0 + name, *params]
 
 
 def parse(argv: Sequence[str]) -> PodCommand | None:
     """The command `argv` is, when it is one of these and its script matches its params."""
-    head = len(_BASH)
-    if tuple(argv[:head]) != _BASH or len(argv) < head + 2:
+    head = len(_SHELL)
+    if tuple(argv[:head]) != _SHELL or len(argv) < head + 2:
         return None
     script, arg0, params = argv[head], argv[head + 1], tuple(argv[head + 2 :])
     name = arg0.removeprefix(_ARG0)
@@ -229,14 +244,15 @@ def detached_status(*, pid: str, status: str) -> list[str]:
 
 
 def tree(path: str, *, max_depth: int | None = None) -> list[str]:
-    """List `path` and what is under it (`max_depth` levels; 0: `path` alone), TREE_FIELDS
-    NUL-ended fields an entry (GNU find); exit NO_SUCH_FILE when it does not exist."""
+    """List `path` and what is under it (`max_depth` levels; 0: `path` alone), in the batches
+    described at TREE_STAT_FORMAT; exit NO_SUCH_FILE when it does not exist."""
     return build("tree", path, "" if max_depth is None else str(max_depth))
 
 
-def untar(root: str) -> list[str]:
-    """Extract the tar archive on stdin into `root` (created), modes and mtimes kept."""
-    return build("untar", root)
+def untar(root: str, *, size: int) -> list[str]:
+    """Extract the tar archive of `size` bytes on stdin into `root` (created), modes and
+    mtimes kept."""
+    return build("untar", root, str(size))
 
 
 def tar(root: str, *, list_size: int) -> list[str]:

@@ -5,14 +5,17 @@ copies the directory's contents, excludes as rsync patterns (domain.sync_rules),
 same size and mtime skipped, --delete only when asked (excluded files on the receiver kept),
 --chmod specs, symlinks copied as links, bytes and files transferred counted.
 
-Each transfer first lists the other side (`find -printf` in the pod: one exec), decides here
-what moves, then streams it in one exec:
+Each transfer first lists the other side (`find -exec stat` in the pod: one exec, POSIX sh and
+what GNU and busybox images both have, see pod_commands), decides here what moves, then streams
+it in one exec:
 - push: a tar archive written here member by member, each file read in 64 KiB pieces (never
-  whole), into `tar -x` in the pod. The archive says where it ends, so no stdin EOF is needed
-  (the exec protocol v4 has none). tar creates each file with its final mode, never wider.
+  whole), into `tar -x` in the pod. Its size is known before its first byte, and the pod reads
+  exactly that many, so no stdin EOF is needed (the exec protocol v4 has none). tar creates
+  each file with its final mode, never wider.
 - pull: the names wanted go to `tar -c` in the pod; its archive is extracted here as it
   arrives, through a bounded queue (backpressure reaches the pod), and only members that were
-  asked for, by their exact names, are written: a pod cannot make us write anywhere else.
+  asked for, by their exact names, are written: a pod cannot make us write anywhere else (nor
+  can its listing name a path outside the one listed).
 Files land through a temporary name renamed into place.
 """
 
@@ -54,7 +57,7 @@ class _Entry:
     """One path of a tree, relative to the tree's root ("" for the root itself)."""
 
     rel: str
-    kind: str  # "f", "d", "l" (what `find -printf %y` says), others ignored
+    kind: str  # "f", "d", "l" (as `find -type` names them), others ignored
     size: int = 0
     mtime: int = 0
     mode: int = 0o644
@@ -113,9 +116,10 @@ class TarFileSync:
         file_mode = modes.file_mode if modes else None
         plan = self._guarded(lambda: _push_plan(sources, existing, file_mode), f"push {local}")
         if any(item.changed for item in plan):
-            archive = _archive(plan, modes.dir_mode if modes else None)
+            dir_mode = modes.dir_mode if modes else None
+            argv = pod_commands.untar(root, size=_archive_size(plan, dir_mode))
             self._guarded(
-                lambda: self._transfer(pod_commands.untar(root), stdin=archive, timeout=timeout),
+                lambda: self._transfer(argv, stdin=_archive(plan, dir_mode), timeout=timeout),
                 f"push {local}",
             )
         if delete and os.path.isdir(src):
@@ -239,7 +243,7 @@ class TarFileSync:
             raise NotFound(f"no such file or directory in {self.where}: {path}")
         if result.exit_code != 0:
             raise PortError(f"cannot list {path} in {self.where}: {_tail(result.stderr)}")
-        return _parse_tree(b"".join(out))
+        return _parse_tree(b"".join(out), path)
 
     def _exec(
         self,
@@ -350,23 +354,13 @@ def _push_plan(
 
 
 def _archive(plan: list[_Item], dir_mode: int | None) -> Iterator[bytes]:
-    """The tar archive (GNU format: long names) of the plan's changed items, piece by piece."""
+    """The tar archive (GNU format: long names) of the plan's changed items, piece by piece:
+    exactly _archive_size bytes."""
     written = 0
     for item in plan:
         if not item.changed:
             continue
-        info = tarfile.TarInfo(item.rel or ".")
-        info.mtime = item.mtime
-        info.mode = item.mode
-        if item.kind == "d":
-            info.type = tarfile.DIRTYPE
-            info.mode = dir_mode if dir_mode is not None else item.mode
-        elif item.kind == "l":
-            info.type = tarfile.SYMTYPE
-            info.linkname = item.link
-        else:
-            info.size = item.size
-        header = info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+        header = _header(item, dir_mode)
         written += len(header)
         yield header
         if item.kind == "f":
@@ -376,9 +370,38 @@ def _archive(plan: list[_Item], dir_mode: int | None) -> Iterator[bytes]:
             padding = -item.size % tarfile.BLOCKSIZE
             written += padding
             yield b"\0" * padding
+    yield b"\0" * _archive_end(written)
+
+
+def _archive_size(plan: list[_Item], dir_mode: int | None) -> int:
+    size = 0
+    for item in plan:
+        if item.changed:
+            size += len(_header(item, dir_mode))
+            if item.kind == "f":
+                size += item.size + -item.size % tarfile.BLOCKSIZE
+    return size + _archive_end(size)
+
+
+def _archive_end(written: int) -> int:
+    """The end-of-archive blocks, then zeros to a whole record, as tar reads them."""
     end = 2 * tarfile.BLOCKSIZE
-    end += -(written + end) % tarfile.RECORDSIZE  # whole records, as tar reads them
-    yield b"\0" * end
+    return end + -(written + end) % tarfile.RECORDSIZE
+
+
+def _header(item: _Item, dir_mode: int | None) -> bytes:
+    info = tarfile.TarInfo(item.rel or ".")
+    info.mtime = item.mtime
+    info.mode = item.mode
+    if item.kind == "d":
+        info.type = tarfile.DIRTYPE
+        info.mode = dir_mode if dir_mode is not None else item.mode
+    elif item.kind == "l":
+        info.type = tarfile.SYMTYPE
+        info.linkname = item.link
+    else:
+        info.size = item.size
+    return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
 
 
 def _file_pieces(path: str, size: int) -> Iterator[bytes]:
@@ -410,27 +433,57 @@ def _inside(
 # --- reading the pod's tree ---------------------------------------------------------------
 
 
-def _parse_tree(data: bytes) -> list[_Entry]:
-    fields = data.split(b"\0")
+_KINDS = {stat.S_IFREG: "f", stat.S_IFDIR: "d", stat.S_IFLNK: "l"}
+
+
+def _parse_tree(data: bytes, path: str) -> list[_Entry]:
+    """What pod_commands.tree printed for `path`: batches of a block of `stat` lines, then a
+    (name, link target) pair a line."""
+    fields = data.split(b"\0")[:-1]  # every field ends in a NUL
+    listed = os.fsencode(path)
     entries = []
-    width = pod_commands.TREE_FIELDS
-    for start in range(0, len(fields) - width + 1, width):
-        kind, size, mtime, mode, link, rel = fields[start : start + width]
-        try:
-            entries.append(
-                _Entry(
-                    rel=os.fsdecode(rel),
-                    kind=kind.decode(),
-                    size=int(size),
-                    mtime=int(float(mtime)),
-                    mode=int(mode, 8),
-                    link=os.fsdecode(link),
-                )
-            )
-        except ValueError:
-            text = one_line(repr(fields[start : start + width]))
-            raise PortError(f"unexpected listing from the pod: {text}") from None
+    at = 0
+    while at < len(fields):
+        lines = fields[at].splitlines()
+        pairs = fields[at + 1 : at + 1 + 2 * len(lines)]
+        at += 1 + 2 * len(lines)
+        if len(pairs) != 2 * len(lines):
+            raise PortError(f"unexpected listing from the pod: {_shown(fields[at - 1 :])}")
+        for line, name, link in zip(lines, pairs[::2], pairs[1::2], strict=True):
+            entries.append(_entry(line, _relative(name, listed), link))
     return entries
+
+
+def _entry(line: bytes, rel: str, link: bytes) -> _Entry:
+    try:
+        raw, size, mtime = line.split()
+        mode = int(raw, 16)
+        return _Entry(
+            rel=rel,
+            kind=_KINDS.get(stat.S_IFMT(mode), "other"),
+            size=int(size),
+            mtime=int(mtime),
+            mode=stat.S_IMODE(mode),
+            link=os.fsdecode(link),
+        )
+    except ValueError:
+        raise PortError(f"unexpected listing from the pod: {_shown([line])}") from None
+
+
+def _relative(name: bytes, path: bytes) -> str:
+    """The path find printed, relative to the one listed ("" for itself); a name that is not
+    under it, or climbs out of it, is refused: a pull writes where the listing says."""
+    if name == path:
+        return ""
+    prefix = path if path.endswith(b"/") else path + b"/"
+    rel = name[len(prefix) :] if name.startswith(prefix) else b""
+    if not rel or any(part in (b"", b".", b"..") for part in rel.split(b"/")):
+        raise PortError(f"unexpected listing from the pod: {_shown([name])}")
+    return os.fsdecode(rel)
+
+
+def _shown(fields: Sequence[bytes]) -> str:
+    return one_line(repr(list(fields)[:4]))[:300]
 
 
 # --- the local side of a pull -----------------------------------------------------------
@@ -532,7 +585,8 @@ class _Extractor:
 
     def _run(self) -> None:
         try:
-            with tarfile.open(fileobj=self._reader, mode="r|") as archive:  # type: ignore[call-overload]
+            # ignore_zeros: the pod's xargs may have run tar more than once, archive after archive
+            with tarfile.open(fileobj=self._reader, mode="r|", ignore_zeros=True) as archive:  # type: ignore[call-overload]
                 for member in archive:
                     self._member(archive, member)
             self._reader.read()  # drain what follows the archive (record padding)

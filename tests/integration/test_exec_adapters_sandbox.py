@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from helpers import exec_pods
 from helpers.exec_pods import ExecPod, exec_pod
 from pegboard.adapters import pod_commands
 from pegboard.adapters.exec_shell import ExecShell
@@ -36,13 +37,8 @@ def pod() -> Iterator[ExecPod]:
 @pytest.fixture(scope="module")
 def v4_cluster(pod: ExecPod, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The same sandbox through a client that offers v4.channel.k8s.io only."""
-    adapter = KubernetesCluster(
-        env={"KUBECONFIG": str(pod.kubeconfig)},
-        home=tmp_path_factory.mktemp("v4home"),
-        exec_subprotocols=("v4.channel.k8s.io",),
-    )
-    yield adapter
-    adapter.close()
+    with exec_pods.v4_cluster(pod, tmp_path_factory.mktemp("v4home")) as adapter:
+        yield adapter
 
 
 def _random_file(path: Path, size: int) -> str:

@@ -66,11 +66,14 @@ def test_only_pegboards_own_argv_is_recognised() -> None:
     argv = pod_commands.write_file("/w/f", mode=0o600, size=3)
     assert pod_commands.parse(argv) == pod_commands.PodCommand("write", ("/w/f", "600", "3"))
     tampered = [*argv]
-    tampered[4] = tampered[4].replace("head -c 3", "head -c 3; rm -rf /")
+    script = argv.index("pegboard-write") - 1  # the script comes right before its name
+    assert "head -c 3" in tampered[script]
+    tampered[script] = tampered[script].replace("head -c 3", "head -c 3; rm -rf /")
     assert pod_commands.parse(tampered) is None
     swapped = [*argv[:-3], "/etc/passwd", "600", "3"]  # params that the script does not say
     assert pod_commands.parse(swapped) is None
     assert pod_commands.parse(["bash", "-c", "echo hi"]) is None
+    assert pod_commands.parse(["sh", "-c", "echo hi"]) is None
 
 
 def test_a_write_whose_stdin_falls_short_waits_like_v4_until_the_timeout() -> None:

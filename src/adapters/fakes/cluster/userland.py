@@ -20,6 +20,7 @@ import io
 import math
 import posixpath
 import shlex
+import stat
 import tarfile
 from collections.abc import Callable
 
@@ -130,36 +131,22 @@ def _status(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcom
 
 
 def _tree(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
-    """`find -printf` of a FakeHost path: its files, and the directories their paths imply."""
+    """`find -exec stat` of a FakeHost path (pod_commands.TREE_STAT_FORMAT, one batch): its
+    files, and the directories their paths imply."""
     path, max_depth = params
     root = host.resolve(path)
-
-    def entry(kind: str, size: int, mtime: float, mode: int, rel: str) -> bytes:
-        return (
-            b"\0".join(
-                (
-                    kind.encode(),
-                    b"%d" % size,
-                    f"{mtime:.10f}".encode(),
-                    b"%o" % mode,
-                    b"",
-                    rel.encode(),
-                )
-            )
-            + b"\0"
-        )
-
+    found: list[tuple[int, int, float, str]] = []  # raw mode, size, mtime, name as find prints it
     if root in host.files:
-        found = host.files[root]
-        return ExecOutcome(stdout=entry("f", len(found.data), found.mtime, found.mode, ""))
-    if not host.is_dir(root):
+        file = host.files[root]
+        found.append((stat.S_IFREG | file.mode, len(file.data), file.mtime, path))
+    elif not host.is_dir(root):
         return ExecOutcome(pod_commands.NO_SUCH_FILE)
-    out = [entry("d", 4096, 0.0, 0o755, "")]
-    if max_depth == "0":
-        return ExecOutcome(stdout=out[0])
+    else:
+        found.append((stat.S_IFDIR | 0o755, 4096, 0.0, path))
     dirs: set[str] = set()
     prefix = root.rstrip("/") + "/"
-    for name in sorted(host.files):
+    shown = path if path.endswith("/") else path + "/"
+    for name in sorted(host.files) if max_depth != "0" and host.is_dir(root) else ():
         if not name.startswith(prefix):
             continue
         rel = name[len(prefix) :]
@@ -168,19 +155,22 @@ def _tree(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
             parent = "/".join(parts[:depth])
             if parent not in dirs:
                 dirs.add(parent)
-                out.append(entry("d", 4096, 0.0, 0o755, parent))
-        found = host.files[name]
-        out.append(entry("f", len(found.data), found.mtime, found.mode, rel))
-    return ExecOutcome(stdout=b"".join(out))
+                found.append((stat.S_IFDIR | 0o755, 4096, 0.0, shown + parent))
+        file = host.files[name]
+        found.append((stat.S_IFREG | file.mode, len(file.data), file.mtime, shown + rel))
+    lines = b"".join(b"%x %d %d\n" % (mode, size, int(mtime)) for mode, size, mtime, _ in found)
+    names = b"".join(name.encode() + b"\0\0" for *_, name in found)
+    return ExecOutcome(stdout=lines + b"\0" + names)
 
 
 def _untar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
     """`tar -x` into a FakeHost: regular files with their modes and mtimes (directories are
-    implied by paths; links are not modelled). An archive without its end waits for it."""
-    (root,) = params
-    if len(stdin) - len(stdin.rstrip(b"\0")) < 2 * tarfile.BLOCKSIZE:
-        return ExecOutcome(duration=math.inf)  # no end-of-archive blocks yet
-    with tarfile.open(fileobj=io.BytesIO(stdin), mode="r:") as archive:
+    implied by paths; links are not modelled), of the `size` bytes of stdin: fewer wait."""
+    root, size = params
+    data = _stdin_of(stdin, int(size))
+    if data is None:
+        return ExecOutcome(duration=math.inf)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
         for member in archive:
             if not member.isreg():
                 continue
@@ -198,8 +188,8 @@ def _names(stdin: bytes, size: str) -> list[str] | None:
 
 
 def _tar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
-    """`tar -c --no-recursion` of the named FakeHost files (GNU tar: a missing one is reported
-    and the rest still archived, exit 2)."""
+    """`xargs -0 tar -c --no-recursion` of the named FakeHost files (GNU tar: a missing one is
+    reported and the rest still archived, exit 2, which xargs reports as 123)."""
     root, size = params
     names = _names(stdin, size)
     if names is None:
@@ -217,7 +207,7 @@ def _tar(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(found.data), found.mode, int(found.mtime)
             archive.addfile(info, io.BytesIO(found.data))
-    return ExecOutcome(2 if errors else 0, buffer.getvalue(), "".join(errors).encode())
+    return ExecOutcome(123 if errors else 0, buffer.getvalue(), "".join(errors).encode())
 
 
 def _remove(host: FakeHost, params: tuple[str, ...], stdin: bytes) -> ExecOutcome:

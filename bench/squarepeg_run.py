@@ -22,7 +22,8 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
 - `clean` of 200 orphans among 2,000 pods with 10 ms added per API request (target <= 0.3x).
 
     .venv/bin/python bench/squarepeg_run.py [--runs N] [--log-mib M] [--log-runs N] [--skip-baseline]
-        [--only run|logs|interrupt|clean]  (repeatable; default: all four)
+        [--only run|logs|kubectl|interrupt|clean]  (repeatable; default: all; `logs` includes
+        `kubectl`, the TLS pair alone)
 """
 
 from __future__ import annotations
@@ -308,7 +309,8 @@ def clean_wall(
     return wall
 
 
-PARTS = ("run", "logs", "interrupt", "clean")
+# `kubectl`: the TLS pair alone (ours and `kubectl logs -f`, both `| cat`); `logs` includes it.
+PARTS = ("run", "logs", "kubectl", "interrupt", "clean")
 
 
 def logs_rows(
@@ -318,13 +320,16 @@ def logs_rows(
     theirs: str | None,
     mib: int,
     runs: int,
+    *,
+    plain: bool = True,
+    tls_pair: bool = True,
 ) -> dict[str, tuple[float, float]]:
     """The 100-byte-line log rows, each measured `runs` times in turn (so load drifting during
     the run hits every row alike); medians of (whole command, streaming phase) MiB/s by key:
-    ours and 0.4.1; the sandbox's live follow to a raw reader without and with timestamps;
-    and, when kubectl is installed, `kubectl logs -f` and ours again on a TLS sandbox (kubectl
-    sends no credentials over plain HTTP), the same output."""
-    kubectl = shutil.which("kubectl")
+    `plain`: ours and 0.4.1, the sandbox's live follow to a raw reader and its backlog;
+    `tls_pair`, when kubectl is installed: `kubectl logs -f` and ours again on a TLS sandbox
+    (kubectl sends no credentials over plain HTTP), the same output."""
+    kubectl = shutil.which("kubectl") if tls_pair else None
     samples: dict[str, list[tuple[float, float]]] = {}
 
     def add(key: str, value: tuple[float, float]) -> None:
@@ -336,13 +341,14 @@ def logs_rows(
             tls_sandbox = stack.enter_context(KubernetesSandbox(kill_grace_seconds=0.2, tls=True))
             tls = (tls_sandbox, {**env, "KUBECONFIG": str(tls_sandbox.kubeconfig_path)})
         for _ in range(runs):
-            add("ours", log_throughput(sandbox, ours, env, mib))
-            if theirs:
-                add("theirs", log_throughput(sandbox, theirs, env, mib))
-            rate = raw_follow(sandbox, env, mib, mode="live")
-            add("live", (rate, rate))
-            rate = raw_follow(sandbox, env, mib, mode="backlog")
-            add("backlog", (rate, rate))
+            if plain:
+                add("ours", log_throughput(sandbox, ours, env, mib))
+                if theirs:
+                    add("theirs", log_throughput(sandbox, theirs, env, mib))
+                rate = raw_follow(sandbox, env, mib, mode="live")
+                add("live", (rate, rate))
+                rate = raw_follow(sandbox, env, mib, mode="backlog")
+                add("backlog", (rate, rate))
             if kubectl and tls:
                 add("tls_ours", log_throughput(tls[0], ours, tls[1], mib, pipe=True))
                 add("kubectl", kubectl_follow(*tls, kubectl, mib))
@@ -376,7 +382,9 @@ def main() -> int:
     args = parser.parse_args()
     parts = set(args.only or PARTS)
     ours = str(our_bin("squarepeg"))
-    baseline = None if args.skip_baseline else baseline_squarepeg()
+    load_before = os.getloadavg()
+    # the kubectl pair alone needs no 0.4.1
+    baseline = None if args.skip_baseline or parts <= {"kubectl"} else baseline_squarepeg()
     theirs = str(baseline) if baseline else None
     with (
         tempfile.TemporaryDirectory() as home,
@@ -418,8 +426,12 @@ def main() -> int:
                 )
             )
 
+        rows: dict[str, tuple[float, float]] = {}
+        if "logs" in parts or "kubectl" in parts:
+            rows = logs_rows(
+                sandbox, env, ours, theirs, args.log_mib, args.log_runs, plain="logs" in parts
+            )
         if "logs" in parts:
-            rows = logs_rows(sandbox, env, ours, theirs, args.log_mib, args.log_runs)
             l_ours, l_theirs = rows["ours"], rows.get("theirs")
             live, backlog = rows["live"][0], rows["backlog"][0]
             for index, label in enumerate(("whole command", "streaming phase")):
@@ -450,28 +462,6 @@ def main() -> int:
                     "(not a live follow)",
                 )
             )
-            if "kubectl" in rows:
-                tls_ours, l_kubectl = rows["tls_ours"], rows["kubectl"]
-                for index, label in enumerate(("whole command", "streaming phase")):
-                    results.append(
-                        (
-                            f"TLS, | cat: ours, {label}",
-                            f"{tls_ours[index]:.1f} MiB/s",
-                            "",
-                            "",
-                            "",
-                        )
-                    )
-                for index, label in enumerate(("whole command", "streaming phase")):
-                    results.append(
-                        (
-                            f"TLS, | cat: kubectl logs -f, {label}",
-                            f"{l_kubectl[index]:.1f} MiB/s",
-                            "",
-                            f"ours {tls_ours[index] / l_kubectl[index]:.1f}x",
-                            ">= 3x" if index == 1 else "(ours: pod start too)",
-                        )
-                    )
             # 0.4.1 hangs on long lines rendered one timestamp per line: capped at 10x ours.
             cap = 10 * args.log_mib / max(l_ours[0], 1.0)
             long_ours = log_throughput(sandbox, ours, env, args.log_mib, writer=LONG_LOG_WRITER)
@@ -495,6 +485,29 @@ def main() -> int:
                         if long_theirs and long_theirs[index]
                         else "n/a",
                         ">= 0.9x the 100-byte row",
+                    )
+                )
+
+        if "kubectl" in rows:
+            tls_ours, l_kubectl = rows["tls_ours"], rows["kubectl"]
+            for index, label in enumerate(("whole command", "streaming phase")):
+                results.append(
+                    (
+                        f"TLS, | cat: ours, {label}",
+                        f"{tls_ours[index]:.1f} MiB/s",
+                        "",
+                        "",
+                        "",
+                    )
+                )
+            for index, label in enumerate(("whole command", "streaming phase")):
+                results.append(
+                    (
+                        f"TLS, | cat: kubectl logs -f, {label}",
+                        f"{l_kubectl[index]:.1f} MiB/s",
+                        "",
+                        f"ours {tls_ours[index] / l_kubectl[index]:.1f}x",
+                        ">= 3x" if index == 1 else "(ours: pod start too)",
                     )
                 )
 
@@ -528,6 +541,8 @@ def main() -> int:
     print(f"{'measure':<38}{'ours':>14}{'0.4.1':>14}{'ratio':>14}  target")
     for name, a, b, r, target in results:
         print(f"{name:<38}{a:>14}{b:>14}{r:>14}  {target}")
+    before, after = (" ".join(f"{v:.1f}" for v in load) for load in (load_before, os.getloadavg()))
+    print(f"load average (1, 5, 15 min): {before} before, {after} after")
     return 0
 
 

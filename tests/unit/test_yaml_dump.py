@@ -1,4 +1,5 @@
-"""dump_yaml writes what yaml.dump writes, importing only PyYAML's dumping half."""
+"""dump_yaml writes what yaml.dump writes: manifests without importing PyYAML, anything else with
+only PyYAML's dumping half."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pegboard.adapters.yaml_dump import dump_yaml
 
@@ -21,20 +24,141 @@ SAMPLES: list[Any] = [
     {"numbers": [0, -1, 3.25, 10**30, True, False, None]},
     {"tuple": ("a", ("b", "c")), "long": "x" * 200, "spaces": "  padded  "},
     ["top", "level", {"list": []}],
+    {"k" * 122: "v"},  # the longest simple key
+    {"k" * 123: "v"},  # written as `? kkk...`
 ]
 
 
-@pytest.mark.parametrize("data", SAMPLES)
-def test_the_same_text_as_yaml_dump(data: Any) -> None:
+MANIFEST = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "squarepeg-alpine-fba654",
+        "labels": {
+            "app.kubernetes.io/managed-by": "squarepeg",
+            "squarepeg.io/run-id": "50b9ca24-f0f8-49f8-b64f-8216d4f4bbb4",
+        },
+    },
+    "spec": {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "main",
+                "image": "python:3.12",
+                "args": ["echo", "hi"],
+                "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}},
+                "volumeMounts": [{"name": "scratch-0", "mountPath": "/scratch"}],
+                "securityContext": {"runAsUser": 1000, "readOnlyRootFilesystem": True},
+            }
+        ],
+        "volumes": [{"name": "scratch-0", "emptyDir": {}}],
+    },
+}
+
+
+def _yaml_dump(data: Any) -> str:
     class Plain(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
     Plain.add_representer(tuple, lambda dumper, value: dumper.represent_list(list(value)))
-    expected = yaml.dump(
+    return yaml.dump(
         data, Dumper=Plain, sort_keys=False, default_flow_style=False, allow_unicode=True
     )
-    assert dump_yaml(data) == expected
+
+
+@pytest.mark.parametrize("data", [*SAMPLES, MANIFEST])
+def test_the_same_text_as_yaml_dump(data: Any) -> None:
+    assert dump_yaml(data) == _yaml_dump(data)
+
+
+# Strings near the fast path's edges: PyYAML's bool/null/number/date spellings, and strings made
+# of the fast path's own characters, which it must sort into plain and quoted as PyYAML does.
+_EDGE_WORDS = [
+    "yes",
+    "No",
+    "TRUE",
+    "off",
+    "On",
+    "oN",
+    "null",
+    "NULL",
+    "~",
+    "y",
+    "n",
+    "e1",
+    "1e3",
+    "1e+3",
+    "1.5e-3",
+    ".inf",
+    "0x1F",
+    "0o17",
+    "0b101",
+    "1_000",
+    "0755",
+    "09",
+    "00",
+    "1:20",
+    "1:20.5",
+    "12:30",
+    "1:5x",
+    "2001-12-14",
+    "2001-1-1t1:00:00Z",
+    "2001-1-1T1:00:00",
+    "0.",
+    "500m",
+    "512Mi",
+    "2",
+    "x-",
+    "python:3.12",
+    "a:",
+    "a:b",
+    "a::b",
+    "-x",
+    "/data",
+    "_x",
+    "alpine@sha256:00ff",
+    "50b9ca24-f0f8",
+    "squarepeg.io/run-id",
+]
+_plain_strings = st.one_of(
+    st.sampled_from(_EDGE_WORDS), st.text("aeynotfxbzTZEMi0123456789_./:@-", max_size=10)
+)
+# ...and ones it leaves to PyYAML (space, `#`, quotes, indicators, tabs, newlines, unicode).
+_other_strings = st.text("ab1 #'\"-:~!&*?,[]{}%|>\t\né", max_size=6)
+
+
+def _data(strings: st.SearchStrategy[str], scalars: st.SearchStrategy[Any]) -> Any:
+    return st.dictionaries(
+        strings,
+        st.recursive(
+            st.one_of(strings, scalars),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3),
+                st.tuples(inner, inner),
+                st.dictionaries(strings, inner, max_size=3),
+            ),
+            max_leaves=12,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+
+
+_plain_scalars = st.one_of(st.integers(), st.booleans(), st.none())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_data(_plain_strings, _plain_scalars))
+def test_manifest_like_data_dumps_as_yaml_dump_writes_it(data: dict[str, Any]) -> None:
+    """Data the fast path mostly takes (mappings, lists, ints, bools, None, short words)."""
+    assert dump_yaml(data) == _yaml_dump(data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_data(st.one_of(_plain_strings, _other_strings), st.one_of(_plain_scalars, st.floats())))
+def test_any_data_dumps_as_yaml_dump_writes_it(data: dict[str, Any]) -> None:
+    assert dump_yaml(data) == _yaml_dump(data)
 
 
 def _run(code: str) -> list[str]:
@@ -60,6 +184,18 @@ def test_a_dump_loads_no_part_of_the_loading_half() -> None:
         """
     )
     assert out == ["a:", "- 1", "- b", "[]"]
+
+
+def test_a_manifest_is_dumped_without_importing_pyyaml() -> None:
+    out = _run(
+        f"""
+        import sys
+        from pegboard.adapters.yaml_dump import dump_yaml
+        text = dump_yaml({MANIFEST!r})
+        print(sorted(name for name in sys.modules if name.split(".")[0] == "yaml"))
+        """
+    )
+    assert out == ["[]"]
 
 
 def test_yaml_is_whole_for_whoever_uses_it_after_a_dump() -> None:

@@ -644,6 +644,7 @@ class KubernetesCluster:
                 on_stderr=on_stderr,
                 timeout=timeout,
                 subprotocols=self._exec_subprotocols or PROTOCOLS,
+                handshake_timeout=self._read_timeout,  # connect, TLS, upgrade: each this long
             )
             outcome = f"exit {result.exit_code}"
             return result

@@ -1,8 +1,12 @@
 """Cluster.exec over the apiserver's websocket exec, with the official client's websocket layer.
 
 `GET .../pods/NAME/exec?command=..&stdout=true&stderr=true[&stdin=true]` upgraded to a
-websocket by `kubernetes.stream.ws_client.WSClient` (what `kubernetes.stream.stream` opens for
-`connect_get_namespaced_pod_exec`), offering `v5.channel.k8s.io` then `v4.channel.k8s.io`.
+websocket as `kubernetes.stream.ws_client.WSClient` does it (what `kubernetes.stream.stream`
+opens for `connect_get_namespaced_pod_exec`: its create_websocket, the same TLS and proxy
+options), offering `v5.channel.k8s.io` then `v4.channel.k8s.io`, with the one thing WSClient
+cannot be given: a bound on the TCP connect, the TLS handshake and the upgrade's answer. Without
+it an apiserver (or a proxy in front of it) that accepts the connection and never answers
+would hold the run forever; with it that is one line, a Transient PortError.
 Every binary message starts with its channel byte: 0 stdin, 1 stdout, 2 stderr, 3 the error
 channel, which carries one metav1.Status when the command ends (`Success`, or `Failure` with
 reason `NonZeroExitCode` and a cause `ExitCode` whose message is the code:
@@ -44,6 +48,9 @@ STDIN, STDOUT, STDERR, ERROR, CLOSE = 0, 1, 2, 3, 255
 _V5 = "v5.channel.k8s.io"
 PROTOCOLS = (_V5, "v4.channel.k8s.io")  # what WSClient offers by default
 _STDIN_CHUNK = 64 * 1024
+HANDSHAKE_TIMEOUT_SEC = (
+    30.0  # connect, TLS and upgrade, each; KubernetesCluster passes its read timeout
+)
 _POLL_SEC = 1.0  # a socket read waits at most this, so the deadline is checked
 # The 400s (or the kubelet's answers relayed) for a container that cannot be exec'd into.
 _NOT_RUNNING = (
@@ -69,12 +76,15 @@ def exec_in_pod(
     on_stderr: OutputSink | None,
     timeout: float | None,
     subprotocols: tuple[str, ...] = PROTOCOLS,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT_SEC,
 ) -> ExecResult:
     """Run `command` in the pod through `api` (kubernetes_rest.RestApi); see Cluster.exec.
 
-    `subprotocols`: what the client offers, in order of preference (the client's own default)."""
-    from kubernetes.stream.ws_client import WSClient, get_websocket_url
-    from websocket import WebSocketBadStatusException, WebSocketException
+    `subprotocols`: what the client offers, in order of preference (the client's own default).
+    `handshake_timeout`: how long the connect, the TLS handshake and the upgrade's answer may
+    each take (never longer than `timeout`)."""
+    from kubernetes.stream.ws_client import get_websocket_url
+    from websocket import WebSocketBadStatusException, WebSocketException, WebSocketTimeoutException
 
     where = f"{namespace}/{pod}" + (f"/{container}" if container else "")
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -92,28 +102,75 @@ def exec_in_pod(
         header_params={},
         auth_settings=["BearerToken"],
     )
-    configuration = api.configuration
+    bound = handshake_timeout if timeout is None else min(handshake_timeout, timeout)
     try:
         lowered = {key.lower(): value for key, value in headers.items()}
         lowered["sec-websocket-protocol"] = ",".join(subprotocols)
-        client = WSClient(  # type: ignore[no-untyped-call]
-            configuration,
-            get_websocket_url(url),  # type: ignore[no-untyped-call]
-            lowered,
-            capture_all=False,
-            binary=True,
-        )
+        sock = _open(api.configuration, get_websocket_url(url), lowered, bound)  # type: ignore[no-untyped-call]
     except WebSocketBadStatusException as exc:
         raise _handshake_error(exc, where) from None
+    except (WebSocketTimeoutException, TimeoutError):
+        raise Transient(
+            f"exec into {where}: no answer from the Kubernetes API at {host} within {bound:g}s "
+            "(connect, TLS and websocket upgrade)"
+        ) from None
     except (WebSocketException, OSError) as exc:
         raise error_for_transport(exc, host=host) from exc
-    session = _Session(client.sock, v5=client.subprotocol == _V5, where=where)
+    session = _Session(sock, v5=_subprotocol(sock) == _V5, where=where)
     try:
         if stdin is not None:
             session.feed(stdin)
         return session.read(on_stdout, on_stderr, deadline, timeout, host)
     finally:
         session.close()
+
+
+def _open(configuration: Any, url: str, headers: dict[str, str], timeout: float) -> Any:
+    """kubernetes.stream.ws_client.create_websocket (client 29 to 37: the headers it passes on,
+    the TLS options it takes from the configuration, its proxy handling), with `timeout` on the
+    connect, which create_websocket never passes (websocket-client then blocks without end)."""
+    import ssl
+
+    import certifi
+    from kubernetes.stream.ws_client import websocket_proxycare
+    from websocket import WebSocket
+
+    header = [f"sec-websocket-protocol: {headers['sec-websocket-protocol']}"]
+    if "authorization" in headers:
+        header.insert(0, f"authorization: {headers['authorization']}")
+    ssl_opts: dict[str, Any]
+    if url.startswith("wss://") and configuration.verify_ssl:
+        ssl_opts = {
+            "cert_reqs": ssl.CERT_REQUIRED,
+            "ca_certs": configuration.ssl_ca_cert or certifi.where(),
+        }
+        if configuration.assert_hostname is not None:
+            ssl_opts["check_hostname"] = configuration.assert_hostname
+    else:
+        ssl_opts = {"cert_reqs": ssl.CERT_NONE}
+    if configuration.cert_file:
+        ssl_opts["certfile"] = configuration.cert_file
+    if configuration.key_file:
+        ssl_opts["keyfile"] = configuration.key_file
+    if getattr(configuration, "tls_server_name", None):
+        ssl_opts["server_hostname"] = configuration.tls_server_name
+    options: dict[str, Any] = {"header": header}
+    if configuration.proxy or configuration.proxy_headers:
+        options = websocket_proxycare(options, configuration, url, headers)  # type: ignore[no-untyped-call]
+    sock = WebSocket(sslopt=ssl_opts, skip_utf8_validation=False)
+    sock.connect(url, timeout=timeout, **options)  # type: ignore[no-untyped-call]
+    return sock
+
+
+def _subprotocol(sock: Any) -> str | None:
+    """The subprotocol the apiserver chose (as WSClient reads it)."""
+    chosen = getattr(sock, "subprotocol", None)
+    if chosen:
+        return str(chosen)
+    for key, value in (sock.getheaders() or {}).items():
+        if key.lower() == "sec-websocket-protocol":
+            return str(value)
+    return None
 
 
 def _handshake_error(exc: Any, where: str) -> PortError:

@@ -35,11 +35,11 @@ _BOOL_OR_NULL_WORDS = frozenset(
     for word in ("yes", "no", "true", "false", "on", "off", "null")
     for spelling in (word, word.capitalize(), word.upper())
 )
-# A string that starts with a digit is an int, float or timestamp only if it is made of
-# digits and these (0x/0o/0b prefixes, hex digits, exponents, `T`/`Z` of a timestamp, `.`,
-# `_`, `-`, `:`): one other letter proves it a string; else yaml/resolver.py's own patterns
-# decide (compiled on first need: a run id, a UUID, is all hex).
-_NUMERIC_LETTERS = frozenset("abcdefABCDEFxXoOtTzZ")
+# A string that starts with a digit can be an implicit int, float or timestamp only in these
+# shapes; yaml/resolver.py's own patterns decide for those (compiled on first need), anything
+# else (`500m`, `512Mi`, a run id's UUID) is a string.
+_INT_CHARS = frozenset("0123456789_:xabcdefABCDEF")  # 0b/0x prefixes, hex, sexagesimal
+_FLOAT_CHARS = frozenset("0123456789_:.eE-+")  # every digit-led float has a `.`
 # emitter.check_simple_key: a key whose text and tag ("!!str", counted though implicit) reach 128
 # characters is written as `? key`.
 _MAX_SIMPLE_KEY = 122
@@ -66,6 +66,13 @@ def _number_or_timestamp() -> re.Pattern[str]:
     return re.compile(_NUMBER_OR_TIMESTAMP, re.X)
 
 
+def _may_be_number_or_timestamp(text: str) -> bool:
+    """False when `text` (led by a digit) cannot match the resolver's int, float or timestamp."""
+    if text[4:5] == "-" and text[:4].isdigit():  # every timestamp starts `YYYY-`
+        return True
+    return (_FLOAT_CHARS if "." in text else _INT_CHARS).issuperset(text)
+
+
 def _plain_scalar(text: str) -> bool:
     """True when PyYAML would write `text` as a plain scalar in block context."""
     if (
@@ -76,9 +83,7 @@ def _plain_scalar(text: str) -> bool:
     ):
         return False
     if text[0].isdigit():
-        if any(ch.isalpha() and ch not in _NUMERIC_LETTERS for ch in text):
-            return True
-        return _number_or_timestamp().match(text) is None
+        return not _may_be_number_or_timestamp(text) or _number_or_timestamp().match(text) is None
     return text not in _BOOL_OR_NULL_WORDS
 
 

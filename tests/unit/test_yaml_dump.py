@@ -120,6 +120,16 @@ _EDGE_WORDS = [
     "alpine@sha256:00ff",
     "50b9ca24-f0f8",
     "squarepeg.io/run-id",
+    "50b9ca24-f0f8-49f8-b64f-8216d4f4bbb4",
+    "50b9ca24f0f849f8",
+    "1234-5",
+    "1234-ab",
+    "12345-1",
+    "0X1F",
+    "1e5",
+    "0_1",
+    "1.5-3",
+    "2001-12-14x",
 ]
 _plain_strings = st.one_of(
     st.sampled_from(_EDGE_WORDS), st.text("aeynotfxbzTZEMi0123456789_./:@-", max_size=10)

@@ -9,13 +9,13 @@ Invalid, Unauthorized, Transient/Unreachable) carrying the HTTP status and the S
 from __future__ import annotations
 
 import builtins
-import enum
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from pegboard.domain.errors import Invalid, PortError, Transient
+from pegboard.domain.kubernetes.kinds import ResourceKind
 
 __all__ = [
     "Cluster",
@@ -34,16 +34,6 @@ __all__ = [
 ]
 
 JsonObject = dict[str, Any]
-
-
-class ResourceKind(enum.Enum):
-    """The kinds pegboard creates: squarepeg's Pods and Jobs, the Lease that paces the orphan
-    sweep, and the claims runpod-deploy's GPU pods keep their workspace on."""
-
-    POD = "Pod"
-    JOB = "Job"
-    LEASE = "Lease"  # coordination.k8s.io/v1
-    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.kubernetes.kinds import ResourceKind
 from pegboard.domain.squarepeg.merge import copy_tree
 
 __all__ = [

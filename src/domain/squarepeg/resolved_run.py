@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.kubernetes.kinds import ResourceKind
 
 __all__ = [
     "OutputSettings",

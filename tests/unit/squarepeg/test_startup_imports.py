@@ -108,3 +108,11 @@ def test_a_dry_run_with_a_config_file_validates_it(tmp_path: Path) -> None:
     config.write_text("timeout: 60\n")
     argv = ("run", "--dry-run", "--config", str(config), "alpine")
     assert "cattrs" in set(imported_modules(tmp_path, *argv))
+
+
+def test_a_dry_run_does_not_import_the_cluster_port(tmp_path: Path) -> None:
+    # Its protocols and value classes (~1.5 ms); the config names kinds through
+    # domain/kubernetes/kinds.py instead.
+    modules = set(imported_modules(tmp_path, "run", "--dry-run", "--mode", "job", "alpine"))
+    assert "pegboard.domain.ports.cluster" not in modules
+    assert "pegboard.domain.kubernetes.kinds" in modules

@@ -5,6 +5,13 @@ command, probe, telemetry sample, log follow and the SFTP session is a channel o
 pays one handshake (sshd's log shows one "Accepted publickey" line a run). The host key is
 checked against the pod's pin (PinnedHostKeys) before we authenticate.
 
+`warm_up()` starts the dial (paramiko's import, TCP, key exchange, the host key check against
+the pin, authentication) and the SFTP session on a daemon thread, so a run pays for them while
+it still loads and checks its job: the first `connect()` waits for that dial and raises its
+error, the very one a dial of its own would have raised; a host key seen for the first time is
+pinned then, by the caller's thread (a run that stops before it uses the connection leaves no
+pin). `close()` abandons a dial still under way: its thread closes what it opened.
+
 When the connection drops, `reconnect()` dials again with bounded exponential backoff (the
 same host key is required); callers decide what is safe to repeat (see SshShell). Auth refused
 and a changed host key are not retried.
@@ -111,6 +118,16 @@ class SshConnection:
         # monitor, telemetry), and its synchronous calls must not interleave.
         self.sftp_lock = threading.RLock()
         self.connections_made = 0  # handshakes so far (1 per run unless the network dropped)
+        self._early: _EarlyDial | None = None  # warm_up's dial, until connect() takes it
+        self._early_sftp: _EarlyDial | None = None  # the SFTP session it opens beside
+
+    def warm_up(self, *, sftp: bool = True) -> None:
+        """Start dialling (and, with `sftp`, opening the SFTP session) in the background;
+        a no-op once a transport exists or a dial is under way."""
+        with self._lock:
+            if self._closed or self._early is not None or self.alive:
+                return
+            self._early = _EarlyDial(self, sftp=sftp)
 
     # --- the transport -------------------------------------------------------------------
 
@@ -122,9 +139,34 @@ class SshConnection:
             if self._transport is not None and self._transport.is_active():
                 return self._transport
             self._drop()
-            self._transport = self._dial()
+            early, self._early = self._early, None
+            transport = self._take(early) if early is not None else None
+            if transport is None:
+                transport = self._dial()
+            self._transport = transport
             self.connections_made += 1
-            return self._transport
+            return transport
+
+    def _take(self, early: _EarlyDial) -> Transport | None:
+        """The early dial's transport, its host key pinned now if this is the first contact;
+        None if it died meanwhile (the caller dials again). Raises the dial's error."""
+        try:
+            transport = early.transport_or_raise()
+        except BaseException:
+            early.abandon()  # Ctrl-C while waiting: its thread closes what it makes
+            raise
+        if not transport.is_active():
+            transport.close()
+            return None
+        try:
+            self.pins.check_or_learn(
+                self.target.host, self.target.port, transport.get_remote_server_key()
+            )
+        except BaseException:
+            transport.close()
+            raise
+        self._early_sftp = early if early.wants_sftp else None
+        return transport
 
     @property
     def alive(self) -> bool:
@@ -174,15 +216,21 @@ class SshConnection:
 
         Raises SftpUnavailable, at once and for the rest of the connection's life, when the
         host answers the sftp subsystem with anything but SFTP while its shell works."""
-        from paramiko.sftp_client import SFTPClient
-
         with self._lock:
             if self.sftp_unavailable is not None:
                 raise SftpUnavailable(self.sftp_unavailable)
             transport = self.connect()
+            # Only now: an early dial may still be importing paramiko until connect() returns.
+            from paramiko.sftp_client import SFTPClient
+
             if self._sftp is None or self._sftp.get_channel() is None or self._sftp_dead():
+                early, self._early_sftp = self._early_sftp, None
                 try:
-                    client = SFTPClient.from_transport(transport)
+                    client = None
+                    if early is not None and early.transport is transport:
+                        client = early.sftp_or_raise()  # opened beside the first commands
+                    if client is None or client.get_channel() is None:
+                        client = SFTPClient.from_transport(transport)
                 except Exception as exc:  # SSHException "EOF during negotiation", EOFError
                     if not transport.is_active():
                         raise map_connect_error(
@@ -207,6 +255,9 @@ class SshConnection:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            early, self._early, self._early_sftp = self._early, None, None
+            if early is not None:
+                early.abandon()
             self._drop()
 
     # --- internals -----------------------------------------------------------------------
@@ -227,7 +278,10 @@ class SshConnection:
             self._transport.close()
             self._transport = None
 
-    def _dial(self) -> Transport:
+    def _dial(self, *, pin: bool = True) -> Transport:
+        """Connect and authenticate. pin=False (the early dial): the host key is checked
+        against the pin before authenticating, but a first contact's key is not written
+        (connect() pins it when it takes the transport)."""
         load_paramiko()
         from paramiko.transport import Transport
 
@@ -252,7 +306,10 @@ class SshConnection:
             transport.start_client(timeout=self.connect_timeout)
             offered = transport.get_remote_server_key()
             # Before any credential is offered: an impostor learns nothing.
-            self.pins.check_or_learn(self.target.host, self.target.port, offered)
+            if pin:
+                self.pins.check_or_learn(self.target.host, self.target.port, offered)
+            else:
+                self.pins.check(self.target.host, self.target.port, offered)
             self._authenticate(transport)
             transport.set_keepalive(KEEPALIVE_SEC)
             return transport
@@ -309,6 +366,72 @@ class SshConnection:
         return self._keys
 
 
+class _EarlyDial:
+    """SshConnection.warm_up's dial on a daemon thread, then the SFTP session beside it.
+
+    The caller waits for the transport (transport_or_raise) and, separately, for the SFTP
+    session (sftp_or_raise), so its first commands run while SFTP is still being opened.
+    Abandoned (the connection was closed first, or the caller was interrupted): the thread
+    closes the transport it made, now or when its dial ends."""
+
+    def __init__(self, connection: SshConnection, *, sftp: bool) -> None:
+        self.wants_sftp = sftp
+        self.transport: Transport | None = None
+        self._connection = connection
+        self._error: BaseException | None = None
+        self._sftp: SFTPClient | None = None
+        self._sftp_error: Exception | None = None
+        self._dialled = threading.Event()
+        self._sftp_done = threading.Event()
+        self._lock = threading.Lock()
+        self._abandoned = False
+        threading.Thread(target=self._run, name="pegboard-ssh-dial", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            transport = self._connection._dial(pin=False)
+        except BaseException as exc:  # handed to the caller's thread as it is
+            self._error = exc
+            self._dialled.set()
+            self._sftp_done.set()
+            return
+        with self._lock:
+            abandoned = self._abandoned
+            if not abandoned:
+                self.transport = transport
+        self._dialled.set()
+        if abandoned:
+            transport.close()
+        elif self.wants_sftp:
+            from paramiko.sftp_client import SFTPClient
+
+            try:
+                self._sftp = SFTPClient.from_transport(transport)
+            except Exception as exc:  # sftp() handles it as if it had failed there
+                self._sftp_error = exc
+        self._sftp_done.set()
+
+    def transport_or_raise(self) -> Transport:
+        self._dialled.wait()
+        if self._error is not None:
+            raise self._error
+        assert self.transport is not None
+        return self.transport
+
+    def sftp_or_raise(self) -> SFTPClient | None:
+        self._sftp_done.wait()
+        if self._sftp_error is not None:
+            raise self._sftp_error
+        return self._sftp
+
+    def abandon(self) -> None:
+        with self._lock:
+            self._abandoned = True
+            transport, self.transport = self.transport, None
+        if transport is not None:
+            transport.close()
+
+
 def load_paramiko() -> None:
     """Import paramiko without `invoke`, which its `config` module imports only to run the
     `Match exec` lines of ssh config files; pegboard never reads one (rsync's ssh runs with
@@ -321,6 +444,14 @@ def load_paramiko() -> None:
     _OwnVersionMetadata: paramiko's version from the one `paramiko-VERSION.dist-info` directory
     beside the package (the name importlib.metadata reads too), every other question answered
     by the real module. Without exactly one such directory the real module is used."""
+    with _PARAMIKO_IMPORT:  # an early dial's thread and the caller's may both get here
+        _load_paramiko()
+
+
+_PARAMIKO_IMPORT = threading.Lock()
+
+
+def _load_paramiko() -> None:
     if "paramiko" in sys.modules:
         return
     stand_ins: dict[str, types.ModuleType | None] = {}

@@ -59,12 +59,17 @@ class PinnedHostKeys:
 
     def check_or_learn(self, host: str, port: int, offered: PKey) -> None:
         """Pin `offered` on first contact; afterwards accept only the very same key."""
+        if self.check(host, port, offered):
+            self.learn(host, port, offered)
+
+    def check(self, host: str, port: int, offered: PKey) -> bool:
+        """Whether `offered` is still to be pinned (first contact: True); the pinned key
+        itself: False; any other key: HostKeyRejected. Writes nothing."""
         pinned = self.pinned(host, port)
         if pinned is None:
-            self._write(host, port, offered)
-            return
+            return True
         if pinned.get_name() == offered.get_name() and pinned.asbytes() == offered.asbytes():
-            return
+            return False
         raise HostKeyRejected(
             f"host key of pod {self.pod} ({host}:{port}) changed: pinned "
             f"{pinned.get_name()} {fingerprint(pinned)}, offered {offered.get_name()} "
@@ -80,7 +85,7 @@ class PinnedHostKeys:
         name = pinned.get_name()
         return ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"] if name == "ssh-rsa" else [name]
 
-    def _write(self, host: str, port: int, key: PKey) -> None:
+    def learn(self, host: str, port: int, key: PKey) -> None:
         """Write the pin atomically (temp file + rename), 0600, parents created."""
         line = f"{host_entry(host, port)} {key.get_name()} {key.get_base64()}\n"
         try:

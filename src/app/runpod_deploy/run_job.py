@@ -70,10 +70,10 @@ def run_job(request: RunRequest, deps: RunDeps) -> RunResult:
     )
     # An unusable provider is a usage error (exit 2) before anything starts.
     backend = None if request.offline else _backend(request, deps, loaded)
-    if request.print_run_dir:
-        deps.result_line(f"RUN_DIR={loaded.job.run_dir}")
-    logger.info("%s", loaded.budget.summary())
     try:
+        if request.print_run_dir:
+            deps.result_line(f"RUN_DIR={loaded.job.run_dir}")
+        logger.info("%s", loaded.budget.summary())
         run = RunContext.start(
             request,
             deps,
@@ -105,10 +105,14 @@ def _backend(request: RunRequest, deps: RunDeps, loaded: LoadedJob) -> Backend:
 
 
 def _usable(backend: Backend, request: RunRequest, loaded: LoadedJob) -> Backend:
-    """The backend, once it can work at all: no API key, no usable ssh key are exit 2 with
-    nothing recorded."""
+    """The backend, once it can work at all (no API key, no usable ssh key are exit 2 with
+    nothing recorded), already reaching its provider for a run that will use it."""
     try:
         backend.check_usable()
+        if not request.dry_run:
+            # Every run past this point reaches the provider: its connection is made while
+            # the run is still checking its job and writing its pointer (closed at the end).
+            backend.warm_up()
     except BaseException:
         _close(backend)
         raise

@@ -52,6 +52,10 @@ class Backend:
     # Raises UsageError (one line: what is missing and the fix) when this backend cannot work
     # at all: no API key, no usable ssh key. `run` asks before anything is recorded or created.
     check_usable: Callable[[], None] = _nothing_to_close
+    # Starts reaching the provider in the background (the ssh provider: its one connection's
+    # dial, login and SFTP session), once a run is going to use it; the first call that needs
+    # it waits for it and gets its error, if any. A no-op where nothing is worth starting early.
+    warm_up: Callable[[], None] = _nothing_to_close
     # The create call itself ran a command over the connection the pod's shell uses (the ssh
     # provider's claim), so a pod this run just created needs no separate ready probe.
     create_proves_shell: bool = False

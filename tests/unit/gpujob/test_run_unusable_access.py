@@ -97,3 +97,41 @@ def test_the_ssh_backend_needs_a_usable_ssh_key(tmp_path: Path) -> None:
         _ssh_backend(locator).check_usable()
     install_ssh_key(tmp_path, Path("id_ed25519"))
     _ssh_backend(locator).check_usable()
+
+
+def _recording_backend(h: RunHarness, seen: list[str]) -> Backend:
+    create = h.cloud.create_pod
+
+    def create_pod(request: Any) -> Any:
+        seen.append("create")
+        return create(request)
+
+    h.cloud.create_pod = create_pod  # type: ignore[method-assign]
+    return Backend(
+        cloud=h.cloud,
+        open_shell=h.open_shell,
+        open_sync=lambda s: h.sync,
+        warm_up=lambda: seen.append("warm_up"),
+        close=lambda: seen.append("close"),
+    )
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+def test_a_run_warms_its_backend_up_before_create_and_a_dry_run_never(
+    tmp_path: Path, dry_run: bool
+) -> None:
+    h = RunHarness(tmp_path)
+    seen: list[str] = []
+    backend = _recording_backend(h, seen)
+    h.run(dry_run=dry_run, deps={"backend_for": lambda provider: backend})
+    assert seen == (["close"] if dry_run else ["warm_up", "create", "close"])
+
+
+def test_a_run_that_stops_before_create_closes_its_warmed_up_backend(tmp_path: Path) -> None:
+    h = RunHarness(tmp_path, config={"local": {"required_paths": ["not-there"]}})
+    seen: list[str] = []
+    backend = _recording_backend(h, seen)
+    result = h.run(deps={"backend_for": lambda provider: backend})
+    assert result.exit_code == 1
+    assert "required local path" in h.manifest(result)["failure_reason"]
+    assert seen == ["warm_up", "close"]

@@ -39,6 +39,7 @@ def ssh_backend(context: BuildContext, where: SshLocator) -> Backend:
         open_shell=provider.open_shell,
         open_sync=provider.open_sync,
         check_usable=lambda: check_ssh_key(target.key_path, use_agent=target.use_agent),
+        warm_up=provider.connection.warm_up,
         create_proves_shell=True,  # the claim is one command over the run's one connection
         locator=SshLocator(
             host=target.host,

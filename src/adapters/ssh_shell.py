@@ -33,6 +33,7 @@ from pegboard.domain.gpujob.remote_commands import (
     detached_status_command,
     kill_groups_function,
     parse_detached_status,
+    parse_launch_exit,
     parse_pid,
 )
 from pegboard.domain.ports.remote_shell import (
@@ -54,6 +55,9 @@ _KILL_GRACE_SEC = 2.0
 _CHUNK = 65536
 _REST_CHUNK = 1 << 20  # what a follow reads of its log per call once the job has ended
 _NO_SUCH_FILE = 3  # exit status of the shell read when the file is not there
+# How long a status probe of the job this shell launched waits on the launch's channel for
+# the job's end before answering "running" (log bytes arriving end the wait at once).
+_LAUNCH_STATUS_WAIT_SEC = 0.1
 _T = TypeVar("_T")
 
 
@@ -80,6 +84,7 @@ class SshShell:
         self._procs_dir = procs_dir
         self._owns_connection = owns_connection
         self._launched: _Follow | None = None  # the last launch's channel, following its log
+        self._job: _Launch | None = None  # that launch's job, whose end its channel reports
 
     @property
     def connection(self) -> SshConnection:
@@ -229,12 +234,14 @@ class SshShell:
         except BaseException:
             channel.close()
             raise
+        self._job = _Launch(pid_path, status_path, transport, channel)
         self._launched = _Follow(
             self,
             self._absolute(log_path),
             0,
             0.25,
             adopted=(transport, channel, header, rest),
+            job=self._job,
         )
         return pid
 
@@ -270,6 +277,14 @@ class SshShell:
             launched.close()
 
     def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
+        """The job this shell launched is asked on its launch's channel while that channel
+        lives (no command: it ends with the job and says how); any other job, or after a
+        drop, by a command on the host."""
+        job = self._job
+        if job is not None and job.is_for(pid_path, status_path):
+            status = job.status(wait=_LAUNCH_STATUS_WAIT_SEC)
+            if status is not None:
+                return status
         command = detached_status_command(pid_path=pid_path, status_path=status_path)
         result = self._again_after_drop(lambda: self.run(command, timeout=_PROBE_TIMEOUT_SEC))
         return parse_detached_status(result.stdout.decode(errors="replace"))
@@ -411,8 +426,54 @@ class SshShell:
 
     def close(self) -> None:
         self._drop_launched()
+        self._job = None
         if self._owns_connection:
             self._conn.close()
+
+
+class _Launch:
+    """The job of a launch whose channel follows its log (detach_and_follow_command): the
+    channel stays open while the job runs and ends with a line saying how the job ended.
+
+    `status` answers from that channel: running while it is open (waiting up to `wait` for its
+    end; log bytes end the wait at once), the job's end once it closed with that line; None
+    (ask the host) when the channel or the connection broke, or the line is missing."""
+
+    def __init__(self, pid_path: str, status_path: str, transport: Transport, channel: Channel):
+        self._paths = (pid_path, status_path)
+        self._transport = transport
+        self.channel = channel
+        self.stderr = b""  # the channel's stderr so far (its tail); the follow reads it too
+
+    def is_for(self, pid_path: str, status_path: str) -> bool:
+        return self._paths == (pid_path, status_path)
+
+    def read_stderr(self) -> bytes:
+        channel = self.channel
+        while channel.recv_stderr_ready():
+            self.stderr = (self.stderr + channel.recv_stderr(_CHUNK))[-2000:]
+        return self.stderr
+
+    def status(self, *, wait: float) -> DetachedStatus | None:
+        channel = self.channel
+        deadline = time.monotonic() + wait
+        # Ended: EOF (every byte of stdout and stderr is in) and the exit status, which sshd
+        # may send before or after the EOF.
+        while not (channel.eof_received and channel.exit_status_ready()):
+            if not self._transport.is_active():
+                return None
+            if channel.closed:
+                return None  # closed by us (the follow gave up on it): no end to read
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or channel.recv_ready():
+                return DetachedStatus(running=True)  # log bytes first: the caller reads them
+            if channel.eof_received:
+                channel.status_event.wait(remaining)
+            else:
+                select.select([channel], [], [], remaining)  # log bytes or the EOF
+        if channel.exit_status != 0:
+            return None
+        return parse_launch_exit(self.read_stderr())
 
 
 class _Follow:
@@ -431,6 +492,7 @@ class _Follow:
         heartbeat: float,
         *,
         adopted: tuple[Transport, Channel, _PidHeader, bytes] | None = None,
+        job: _Launch | None = None,
     ) -> None:
         self._shell = shell
         self.path = path
@@ -445,6 +507,7 @@ class _Follow:
         self._rest_drained = False
         if adopted is not None:
             self._transport, self._channel, self._header, self._pending = adopted
+        self._job = job  # the adopted channel's job: its stderr is read through it
         self._stderr = b""
         self._closed = False
 
@@ -476,8 +539,7 @@ class _Follow:
                 self._open()
             channel = self._channel
             assert channel is not None
-            while channel.recv_stderr_ready():
-                self._stderr = (self._stderr + channel.recv_stderr(_CHUNK))[-2000:]
+            self._read_stderr(channel)
             if channel.recv_ready():
                 data = self._header.feed(channel.recv(_CHUNK))
                 if data:
@@ -491,6 +553,13 @@ class _Follow:
             if remaining <= 0:
                 return b""
             select.select([channel], [], [], remaining)
+
+    def _read_stderr(self, channel: Channel) -> None:
+        if self._bound_to_job and self._job is not None:
+            self._stderr = self._job.read_stderr()
+            return
+        while channel.recv_stderr_ready():
+            self._stderr = (self._stderr + channel.recv_stderr(_CHUNK))[-2000:]
 
     def _open(self) -> None:
         quoted = shlex.quote(self.path)
@@ -520,6 +589,7 @@ class _Follow:
         """The tail stopped: the job's own end, a drop (reconnect), or a real failure."""
         transport = self._transport
         channel.status_event.wait(1.0)
+        self._read_stderr(channel)  # the job's end line, kept for its status (_Launch)
         channel.close()
         self._channel = None
         live = transport is not None and transport.is_active()

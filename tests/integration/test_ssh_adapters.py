@@ -491,3 +491,67 @@ def test_the_launchs_follow_delivers_every_byte_written_just_before_the_job_ends
         assert total == 8_000_005 == (tmp_path / "burst.log").stat().st_size
     finally:
         shell.close()
+
+
+@pytest.mark.parametrize("exit_code", [0, 4])
+def test_the_launchs_job_status_comes_on_its_channel_without_a_command(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path, exit_code: int
+) -> None:
+    server = start_sshd(record_commands=True)
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    paths = {"pid_path": f"{tmp_path}/job.pid", "status_path": f"{tmp_path}/job.rc"}
+    try:
+        body = f"echo started\nsleep 0.5\necho DONE\nexit {exit_code}\n"
+        shell.write_file(f"{tmp_path}/job.sh", body.encode(), mode=0o755)
+        shell.start_detached(f"{tmp_path}/job.sh", log_path=f"{tmp_path}/job.log", **paths)
+        before = len(server.recorded_commands())
+        stream = shell.follow(f"{tmp_path}/job.log", heartbeat=0.05)
+        assert shell.detached_status(**paths).running
+        seen = b""
+        while b"DONE\n" not in seen:
+            seen += next(stream)
+        assert wait_for(lambda: not shell.detached_status(**paths).running)
+        assert shell.detached_status(**paths).exit_code == exit_code
+        assert server.recorded_commands()[before:] == []  # no probe crossed the wire
+        stream.close()
+        assert shell.detached_status(**paths).exit_code == exit_code  # still known after
+    finally:
+        shell.close()
+
+
+def test_a_launched_job_killed_without_a_status_is_gone_on_its_channel(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    paths = {"pid_path": f"{tmp_path}/job.pid", "status_path": f"{tmp_path}/job.rc"}
+    try:
+        shell.write_file(f"{tmp_path}/job.sh", b"sleep 30\n", mode=0o755)
+        pid = shell.start_detached(f"{tmp_path}/job.sh", log_path=f"{tmp_path}/job.log", **paths)
+        stream = shell.follow(f"{tmp_path}/job.log", heartbeat=0.05)
+        before = len(server.recorded_commands())
+        os.killpg(pid, 9)  # the job and its wrapper: no exit status is recorded
+        assert wait_for(lambda: not shell.detached_status(**paths).running)
+        status = shell.detached_status(**paths)
+        assert status.exit_code is None and not status.running
+        assert server.recorded_commands()[before:] == []
+        stream.close()
+    finally:
+        shell.close()
+
+
+def test_after_a_drop_the_launchs_job_is_asked_on_the_host(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    paths = {"pid_path": f"{tmp_path}/job.pid", "status_path": f"{tmp_path}/job.rc"}
+    try:
+        shell.write_file(f"{tmp_path}/job.sh", b"sleep 1\nexit 3\n", mode=0o755)
+        shell.start_detached(f"{tmp_path}/job.sh", log_path=f"{tmp_path}/job.log", **paths)
+        server.kill_sessions()  # the launch's channel goes with its connection; the job lives
+        assert wait_for(lambda: not shell.connection.alive)
+        assert wait_for(lambda: shell.detached_status(**paths).exit_code == 3)
+        assert any("RUNNING" in c or "GONE" in c for c in server.recorded_commands())
+    finally:
+        shell.close()

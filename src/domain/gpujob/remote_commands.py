@@ -54,7 +54,10 @@ def detach_and_follow_command(
     """detach_command, then the log followed from its first byte, in the same shell, until the
     job ends. The job is this shell's child, so `wait` sees it end (no polling), and the tail
     is stopped then: a launch and its follow share one channel, and the tail needs no kill of
-    its own (a tail whose reader went away dies at its next write)."""
+    its own (a tail whose reader went away dies at its next write). Its last stderr line is
+    what a status probe would print at that moment (LAUNCH_EXIT_PREFIX + the recorded exit
+    status, or nothing when none was recorded): parse_launch_exit reads it, so the job's end
+    reaches the caller on this channel without a probe of its own."""
     q = shlex.quote
     launch = detach_command(
         script_path=script_path,
@@ -65,9 +68,25 @@ def detach_and_follow_command(
     )
     # detach_command leaves the job's pid in $pid
     follow = (
-        f'tail -c +1 -f -- {q(log_path)} & tail=$!; wait "$pid"; kill "$tail" 2>/dev/null; exit 0'
+        f'tail -c +1 -f -- {q(log_path)} & tail=$!; wait "$pid"; kill "$tail" 2>/dev/null; '
+        f'printf "\\n{LAUNCH_EXIT_PREFIX}%s\\n" "$(cat {q(status_path)} 2>/dev/null)" >&2; '
+        "exit 0"
     )
     return f"{launch} && {{ {follow}; }}"
+
+
+LAUNCH_EXIT_PREFIX = "pegboard-job-ended:"
+
+
+def parse_launch_exit(stderr: bytes) -> DetachedStatus | None:
+    """The job's end as detach_and_follow_command's last stderr line says it; None when that
+    line is not there (the launch shell did not get to the end: ask the host instead)."""
+    text = stderr.decode(errors="replace").rstrip("\n")
+    line = text.rpartition("\n")[2]
+    if not line.startswith(LAUNCH_EXIT_PREFIX):
+        return None
+    status = line[len(LAUNCH_EXIT_PREFIX) :]
+    return parse_detached_status(status) if status.strip() else DetachedStatus(running=False)
 
 
 def detached_status_command(*, pid_path: str, status_path: str) -> str:

@@ -25,10 +25,12 @@ from pegboard.domain.gpujob.records import (
     parse_metrics,
 )
 from pegboard.domain.gpujob.remote_commands import (
+    detach_and_follow_command,
     detach_command,
     detached_status_command,
     kill_groups_function,
     parse_detached_status,
+    parse_launch_exit,
 )
 from pegboard.domain.gpujob.spec import LifecycleAction
 from pegboard.domain.ports.gpu_cloud import GpuStock, PodStatus
@@ -310,6 +312,36 @@ def test_detach_snippet_records_pid_and_status_for_any_path(tmp_path: Path) -> N
             break
     assert status.exit_code == 5 and Path(paths["log"]).read_text() == "hi\n"
     assert int(Path(paths["pid"]).read_text()) == pid
+
+
+@pytest.mark.parametrize(("body", "expected"), [("exit 5", 5), ("kill -9 $PPID; sleep 0.1", None)])
+def test_the_launch_and_follow_ends_with_the_jobs_end_on_stderr(
+    tmp_path: Path, body: str, expected: int | None
+) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text(f"echo hi\n{body}\n")
+    paths = {k: str(tmp_path / f"j.{k}") for k in ("log", "status", "pid")}
+    command = detach_and_follow_command(
+        script_path=str(script),
+        log_path=paths["log"],
+        status_path=paths["status"],
+        pid_path=paths["pid"],
+        record_dir=None,
+    )
+    done = subprocess.run(["bash", "-c", command], capture_output=True, timeout=30)
+    assert done.returncode == 0
+    ended = parse_launch_exit(done.stderr)
+    assert ended is not None and not ended.running and ended.exit_code == expected
+    # with the wrapper killed, nothing was recorded: a probe says the same (vanished)
+    probe = detached_status_command(pid_path=paths["pid"], status_path=paths["status"])
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
+    assert parse_detached_status(out.stdout) == ended
+
+
+def test_a_launch_without_its_end_line_asks_the_host() -> None:
+    assert parse_launch_exit(b"") is None
+    assert parse_launch_exit(b"tail: cannot open\n") is None
+    assert parse_launch_exit(b"x\npegboard-job-ended:7\n") == parse_detached_status("7")
 
 
 def test_group_alive_answers_for_live_ended_and_zombie_groups() -> None:

@@ -225,8 +225,16 @@ def kubectl_follow(
     DefaultConsumeRequest: bufio ReadBytes('\\n'), one Write each), so a pipe is what it pays."""
     name = running_log_pod(sandbox, env, mib)
     before = len(sandbox.requests)
-    wall = run_wall(through_pipe([kubectl, "logs", "-f", name]), env, timeout=600)
-    ended = time.time()
+    with tempfile.TemporaryDirectory() as scratch:
+        # through_pipe's pipeline, with kubectl's own exit status kept (the pipe's is cat's)
+        status = Path(scratch) / "status"
+        pipeline = '{ "$@"; echo $? > "$KUBECTL_STATUS"; } | cat > /dev/null'
+        argv = ["sh", "-c", pipeline, "sh", kubectl, "logs", "-f", name]
+        wall = run_wall(argv, {**env, "KUBECTL_STATUS": str(status)}, timeout=600)
+        ended = time.time()
+        code = status.read_text().strip() if status.exists() else "none"
+    if code != "0":
+        raise SystemExit(f"bench: kubectl logs -f {name} failed (exit status {code})")
     log_requests = [r.time for r in sandbox.requests[before:] if r.path.endswith("/log")]
     streaming = ended - min(log_requests) if log_requests else wall
     delete_pod(env, name)
@@ -338,7 +346,15 @@ def logs_rows(
     with contextlib.ExitStack() as stack:
         tls: tuple[KubernetesSandbox, dict[str, str]] | None = None
         if kubectl:
-            tls_sandbox = stack.enter_context(KubernetesSandbox(kill_grace_seconds=0.2, tls=True))
+            # One log file per container (rotation off): the kubelet checks its 10 MiB
+            # containerLogMaxSize at 10 s ticks, and a tick that falls between the pod's start
+            # and kubectl's request (kubectl starts after the pod runs) would leave it only the
+            # current file to read, fewer bytes than squarepeg's follow, there since the start.
+            tls_sandbox = stack.enter_context(
+                KubernetesSandbox(
+                    kill_grace_seconds=0.2, tls=True, kubelet={"container_log_max_size": -1}
+                )
+            )
             tls = (tls_sandbox, {**env, "KUBECONFIG": str(tls_sandbox.kubeconfig_path)})
         for _ in range(runs):
             if plain:

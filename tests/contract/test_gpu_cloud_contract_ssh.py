@@ -16,6 +16,7 @@ from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.providers.ssh.adapters import SshProvider
 from pegboard.adapters.providers.ssh.gpu_cloud import SshGpuCloud
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd
+from pegboard.domain.errors import NotFound
 from pegboard.domain.ports.gpu_cloud import POD_EXITED, PodRequest
 
 
@@ -154,5 +155,24 @@ def test_provision_is_one_command_with_the_record_on_its_stdin(
         assert not (made.root / handle.pod_id / ".pod.json.tmp").exists()
         status = made.cloud.get_pod(handle.pod_id)
         assert (status.name, status.gpu_id, status.datacenter_id) == ("run-1", "A100", "LAB")
+    finally:
+        made.shell.close()
+
+
+def test_the_status_read_after_a_create_answers_from_the_claims_record(
+    start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
+) -> None:
+    server = start_sshd(record_commands=True)
+    made = _Driver(server, ssh_client_key, tmp_path)
+    try:
+        handle = made.cloud.create_pod(made.request("run-9"))
+        after_claim = len(server.recorded_commands())
+        status = made.cloud.get_pod(handle.pod_id)
+        assert len(server.recorded_commands()) == after_claim  # no command, no SFTP session
+        on_host = made.cloud._status(made.cloud._read(handle.pod_id))
+        assert status == on_host
+        made.cloud.terminate_pod(handle.pod_id)
+        with pytest.raises(NotFound):  # afterwards the host answers, not the record
+            made.cloud.get_pod(handle.pod_id)
     finally:
         made.shell.close()

@@ -342,6 +342,18 @@ ROTATED_AWAY: dict[str, Any] = {
         "sizes": [],
     }
 )
+@example(  # the program's own older time right at 16 KiB, then reads after the exit under a
+    # byte cap: each replay began with the newer record before it, taken for a rotation, and was
+    # written again, without end (found by this test)
+    {
+        "rendering": "current",
+        "writes": [(line_of("cr", K), 0), (APP_TIME + b"\n", NANOS)],
+        "splits": [],
+        "faults": [(1858, "eof", 181)],
+        "cap": 16450,
+        "sizes": [],
+    }
+)
 def test_output_is_exact_or_flagged_on_both_renderings(case: dict[str, Any]) -> None:
     check(case)
 

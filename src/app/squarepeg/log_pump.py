@@ -28,7 +28,7 @@ from pegboard.domain.errors import NotFound, PortError
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, LogStream, LogStreamDropped, ResourceKind
 from pegboard.domain.retry import Backoff, RetryBudget
-from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder, WrittenTail
+from pegboard.domain.squarepeg.log_dedupe import ResumePoint, TimestampedLogDecoder, WrittenTail
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,10 @@ logger = logging.getLogger(__name__)
 END_GRACE_SECONDS = 2.0
 HEALTHY_STREAM_SECONDS = 10.0
 CUT_SHORT = "the log's last records are not the last ones written: the reads were cut short"
+REPEATED_AFTER_EXIT = (
+    "the log read after the container exited wrote {written} bytes already written, and "
+    "reading it again would repeat them"
+)
 
 
 class Notices(Protocol):
@@ -89,6 +93,7 @@ class LogPump:
         self._thread = threading.Thread(target=self._run, name="squarepeg-logs", daemon=True)
         self._longest = 0  # bytes of the longest response so far: a byte cap is at least that
         self._open_failure = ""
+        self._resumed_at: ResumePoint | None = None  # where the last replay was read from
         self.finished = threading.Event()
         self.bytes_received = 0  # progress, for a stall watchdog
         self.reconnects = 0
@@ -120,10 +125,12 @@ class LogPump:
     def _run(self) -> None:
         try:
             self._pump()
-            if self._decoder.gap is not None:
+            gap = self._decoder.gap
+            if gap is not None:
                 # Read to the end, but a replay could not be matched: never trusted as whole.
+                # The gap is the first cause; what stopped the pump after it, if anything, next.
                 self.complete = False
-                self.lost = self._decoder.gap
+                self.lost = gap if self.lost is None else f"{gap}; {self.lost}"
         except StdoutFailed as failed:
             # stdout's reader went away (`| head`) or it refused the bytes (`> /dev/full`): the
             # output cannot be delivered, so stop reading; the run goes on and says so at the end.
@@ -165,6 +172,13 @@ class LogPump:
                 self._budget.recovered()  # new output: this outage is over
             if reason is None and opened_after_exit:
                 if written:
+                    if self._decoder.resume_point() == self._resumed_at:
+                        # The log is finite now, so new output moves the resume point on. This
+                        # read wrote bytes and left it where the read began: it wrote again
+                        # what was written before (a replay the decoder could not match, or an
+                        # untimed server message). Reading on would repeat them without end.
+                        self._give_up(REPEATED_AFTER_EXIT.format(written=written))
+                        return
                     since = self._resume()  # more came: read on from there
                     continue
                 reason = self._confirm_end(received, longest_before)
@@ -289,7 +303,7 @@ class LogPump:
 
     def _resume(self) -> str | None:
         """Expect a replay from the last timestamp written: the `sinceTime` to read from."""
-        point = self._decoder.resume()
+        point = self._resumed_at = self._decoder.resume()
         return point.since_time if point is not None else None
 
     def _pod_gone(self) -> bool:

@@ -74,6 +74,11 @@ KUBELET_PREFIX_BYTES = len(b"2024-01-01T00:00:00.000000000Z ")
 PARTIAL_RECORD_BYTES = 16 * 1024  # containerd's and docker's default max_container_log_line_size
 WINDOW_BYTES = 128 * 1024  # fast-path unit: big enough for one C pass, small enough for the cache
 LITERAL_MIN_BYTES = 16 * 1024  # a shorter run of one time among others: the mixed pass
+_OLDER_PREFIX = (
+    f"{KUBELET_PREFIX_BYTES} bytes may be missing: where a line reached the runtime's 16 KiB "
+    "record size they looked like a kubelet timestamp older than the line's, and were dropped "
+    "as one"
+)
 
 
 @attrs.frozen
@@ -444,11 +449,7 @@ class TimestampedLogDecoder:
     def gap(self) -> str | None:
         """Why the output may miss or repeat bytes (its first cause), or None."""
         if self._gap is None and self._doubt is not None and self._doubt[2]:
-            return (
-                f"after {self._doubt[1]} bytes of output, {KUBELET_PREFIX_BYTES} bytes may be "
-                "missing: where a line reached the runtime's 16 KiB record size they looked "
-                "like a kubelet timestamp older than the line's, and were dropped as one"
-            )
+            return f"after {self._doubt[1]} bytes of output, {_OLDER_PREFIX}"
         return self._gap
 
     def _note_gap(self, reason: str, *, at: int | None = None) -> None:
@@ -526,6 +527,12 @@ class TimestampedLogDecoder:
         ):
             # The records written at the resume time are not in the log any more: the kubelet
             # serves only the current file, and it rotated them away while we reconnected.
+            # Unless the resume time came from a prefix older than its line's record (taken
+            # for one in doubt): then the record before it is newer, and is replayed first.
+            if self._doubt is not None and self._doubt[2]:
+                self._note_gap(_OLDER_PREFIX + " (and a replay repeats output)", at=self._doubt[1])
+                self._replay = None
+                return self._open_record(data, pos)
             self._note_gap(
                 f"the log no longer holds its records at {point.since_time}: an unknown number "
                 "of bytes is missing, from there to its oldest record, at "

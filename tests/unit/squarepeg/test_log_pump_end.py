@@ -84,3 +84,42 @@ def test_with_one_prefix_per_line_the_end_is_read_from_sincetime_not_the_tail() 
     assert sink.getvalue() == b"start\n" + PART + b"end\nlast\n"
     assert cluster.reads[1]["since_time"] == "2023-11-14T22:13:21.200000000Z"
     assert all(r.get("tail_lines") is None for r in cluster.reads[:2])
+
+
+class RepeatingCluster(CannedCluster):
+    """After the exit every read brings the written record again and an untimed line after it
+    (a server's message in the body): output the decoder cannot place, so it writes it."""
+
+    def stream_logs(self, pod: str, **params: Any) -> CannedStream:
+        self.reads.append(params)
+        if len(self.reads) > 50:
+            raise AssertionError("the pump reads the finished log without end")
+        if params.get("follow"):
+            self._exited.set()
+            return CannedStream(b"2023-11-14T22:13:21.050000000Z hello\n")
+        return CannedStream(b"2023-11-14T22:13:21.050000000Z hello\nno such file\n")
+
+
+def test_a_finished_log_that_repeats_output_ends_the_pump_and_says_so() -> None:
+    done = threading.Event()
+    cluster = RepeatingCluster(done)
+    sink = io.BytesIO()
+    pump = LogPump(
+        cluster=cluster,  # type: ignore[arg-type]
+        clock=FakeClock(),
+        pod="p",
+        namespace="default",
+        container="main",
+        sink=sink,
+        notices=Quiet(),
+        container_done=done,
+        end_grace=0.0,
+    )
+    pump.start()
+    assert pump.join(10)
+    # Each read after the exit writes the untimed line and leaves the resume point where it
+    # was: the second such read would only repeat it, so the pump stops there.
+    assert sink.getvalue() == b"hello\nno such file\n"
+    assert not pump.complete
+    assert pump.lost is not None and "already written" in pump.lost
+    assert len(cluster.reads) <= 4

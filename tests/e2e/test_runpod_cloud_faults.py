@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.deploy_cli import KILL_POINTS
+from helpers.deploy_cli import kill_point_batches
 from helpers.runpod_cloud_deploy import CloudDeploy, manifest_of, run_dir_of
 from pegboard.adapters.sandboxes.runpod import StockOut
 
@@ -122,22 +122,22 @@ def test_resume_without_a_free_gpu_falls_back_to_a_fresh_pod(deploy: CloudDeploy
     assert deploy.shell_command(listed["release"]).returncode == 0
 
 
+# One run killed at each boundary, five at a time: each batch a test of its own (xdist spreads
+# them), every point in one of them.
+@pytest.mark.parametrize("points", kill_point_batches(5))
 def test_sigkill_at_every_phase_leaves_every_pod_deleted_or_listed_with_its_release(
-    deploy: CloudDeploy,
+    deploy: CloudDeploy, points: tuple[str, ...]
 ) -> None:
     config = deploy.project / "hello.yaml"
-    # One run killed at each boundary, five at a time (each run pays the SDK's import).
     killed: dict[str, bytes] = {}  # point -> what the killed run printed (RUN_DIR=...)
-    for batch in range(0, len(KILL_POINTS), 5):
-        points = KILL_POINTS[batch : batch + 5]
-        procs = {point: deploy.start(config, stop_at=point) for point in points}
-        for point, proc in procs.items():
-            deploy.wait_for_point(proc, point)
-        for point, proc in procs.items():
-            os.kill(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            assert proc.returncode == -signal.SIGKILL, point
-            killed[point] = out
+    procs = {point: deploy.start(config, stop_at=point) for point in points}
+    for point, proc in procs.items():
+        deploy.wait_for_point(proc, point)
+    for point, proc in procs.items():
+        os.kill(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        assert proc.returncode == -signal.SIGKILL, point
+        killed[point] = out
     # Each run's pod, found by its unique name (the run id its pointer records).
     by_name = {pod.name: pod.id for pod in deploy.sandbox.pods() if pod.status != "TERMINATED"}
     left: dict[str, str] = {}  # pod id -> the point its run was killed at

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers.deploy_cli import KILL_POINTS, manifest_of, run_dir_of
+from helpers.deploy_cli import kill_point_batches, manifest_of, run_dir_of
 from helpers.kubernetes_deploy import KubeDeploy
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 from pegboard.domain.ports.cluster import ResourceKind
@@ -170,26 +170,25 @@ def test_more_gpus_than_any_node_has_fail_with_the_schedulers_reason(deploy: Kub
     assert deploy.live() == set()
 
 
-@pytest.mark.timeout(400)  # 15 killed runs and their releases, five at a time on 2 cores
+@pytest.mark.timeout(400)  # five killed runs side by side and their releases, on 2 cores
+@pytest.mark.parametrize("points", kill_point_batches(5))  # every point, in 3 tests xdist spreads
 def test_sigkill_at_every_phase_leaves_every_pod_listed_with_a_working_release(
-    deploy: KubeDeploy,
+    deploy: KubeDeploy, points: tuple[str, ...]
 ) -> None:
     config = deploy.config()
     killed: dict[str, bytes] = {}
-    for batch in range(0, len(KILL_POINTS), 5):
-        points = KILL_POINTS[batch : batch + 5]
-        procs = {point: deploy.start(config, stop_at=point) for point in points}
-        try:
-            for point, proc in procs.items():
-                deploy.wait_for_point(proc, point)
-        finally:  # a run that never reached its point is not left blocked at a later one
-            for proc in procs.values():
-                if proc.poll() is None:
-                    os.kill(proc.pid, signal.SIGKILL)
+    procs = {point: deploy.start(config, stop_at=point) for point in points}
+    try:
         for point, proc in procs.items():
-            out, _ = proc.communicate(timeout=30)
-            assert proc.returncode == -signal.SIGKILL, point
-            killed[point] = out
+            deploy.wait_for_point(proc, point)
+    finally:  # a run that never reached its point is not left blocked at a later one
+        for proc in procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+    for point, proc in procs.items():
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == -signal.SIGKILL, point
+        killed[point] = out
     by_name = {
         obj["metadata"]["annotations"]["pegboard.io/pod-name"]: obj["metadata"]["name"]
         for obj in [*deploy.pods(), *deploy.claims()]

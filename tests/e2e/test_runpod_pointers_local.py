@@ -35,8 +35,16 @@ def _manifest(stdout: bytes) -> dict[str, Any]:
     return data
 
 
+# Every kill point, in three tests xdist can spread (the points of each in phase order, every
+# third: killed one after the other beside one other live run, as one test did all fifteen).
+KILL_POINT_CHUNKS = [
+    pytest.param(KILL_POINTS[i::3], id=f"every-third-from-{KILL_POINTS[i]}") for i in range(3)
+]
+
+
+@pytest.mark.parametrize("points", KILL_POINT_CHUNKS)
 def test_sigkill_at_every_phase_boundary_leaves_a_listed_pod_with_its_own_release(
-    deploy: LocalDeploy,
+    deploy: LocalDeploy, points: tuple[str, ...]
 ) -> None:
     config = deploy.project / "hello.yaml"
     # A second run of the same config, alive with a running pod (same shared state file).
@@ -44,7 +52,7 @@ def test_sigkill_at_every_phase_boundary_leaves_a_listed_pod_with_its_own_releas
     deploy.wait_for_point(other, "enter-monitor")
     (other_pod,) = deploy.pod_ids()
     try:
-        for point in KILL_POINTS:
+        for point in points:
             before = deploy.pod_ids()
             deploy.kill_at(config, point)
             left = deploy.pod_ids() - before

@@ -46,6 +46,15 @@ KILL_POINTS = (
 )
 
 
+def kill_point_batches(size: int) -> list[Any]:
+    """KILL_POINTS in consecutive batches of `size`, as pytest params: a test that kills one
+    batch's runs side by side, parametrized over the batches, lets xdist spread them."""
+    return [
+        pytest.param(KILL_POINTS[i : i + size], id=f"{KILL_POINTS[i]}..")
+        for i in range(0, len(KILL_POINTS), size)
+    ]
+
+
 class DeployCli:
     """One scratch user's runpod-deploy commands."""
 

@@ -82,6 +82,36 @@ def test_stop_kills_the_pods_jobs_and_keeps_the_workspace(driver: Any) -> None:
     driver.cloud.terminate_pod(handle.pod_id)
 
 
+def test_delete_kills_the_pods_running_jobs_and_removes_everything(driver: Any) -> None:
+    handle = driver.cloud.create_pod(driver.request("run-4"))
+    workspace = driver.cloud.workspace(handle.pod_id)
+    shell = driver.cloud.shell_for(handle.pod_id)
+    shell.write_file(f"{workspace}/job.sh", b"sleep 60 & sleep 60\n", mode=0o755)
+    pid = shell.start_detached(
+        f"{workspace}/job.sh",
+        log_path=f"{workspace}/job.log",
+        status_path=f"{workspace}/job.rc",
+        pid_path=f"{workspace}/job.pid",
+    )
+    driver.cloud.terminate_pod(handle.pod_id)
+    deadline = time.monotonic() + 10
+    while _group_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _group_alive(pid)  # the job and its child, its whole process group
+    assert not Path(driver.cloud.pod_dir(handle.pod_id)).exists()
+
+
+def _group_alive(pgid: int) -> bool:
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in {"Z", "X"} and int(fields[2]) == pgid:
+            return True
+    return False
+
+
 def test_the_provider_bundle_shares_one_connection(
     start_sshd: StartSshd, ssh_client_key: SshClientKey, tmp_path: Path
 ) -> None:

@@ -212,8 +212,14 @@ class SshGpuCloud(OwnedMachineStock):
             pod_dir = self.pod_dir(pod_id)
         except NotFound:
             return
-        # One command (one round trip): kill the jobs, then remove what they ran in.
-        command = f"{self._kill_jobs_command(pod_id)}; rm -rf -- {shlex.quote(pod_dir)}"
+        # One command (one round trip): kill the jobs, then remove what they ran in (their
+        # records with it: no rm of each, and no subshell: each process costs the host ms).
+        procs = shlex.quote(posixpath.join(pod_dir, "procs"))
+        command = (
+            f"{kill_groups_function(grace=2.0)}pids=; if cd {procs} 2>/dev/null; then "
+            f'for p in *; do case "$p" in *[!0-9]*|"") continue;; esac; pids="$pids $p"; '
+            f"done; cd /; fi; kill_groups $pids; rm -rf -- {shlex.quote(pod_dir)}"
+        )
         result = self._shell.run(command, timeout=_TIMEOUT_SEC)
         if result.exit_code != 0:
             raise PortError(f"cannot remove {pod_dir}: {_tail(result.stderr)}")

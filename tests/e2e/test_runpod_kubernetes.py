@@ -14,12 +14,15 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers.console_scripts import squarepeg_bin
 from helpers.deploy_cli import kill_point_batches, manifest_of, run_dir_of
 from helpers.kubernetes_deploy import KubeDeploy
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
@@ -124,6 +127,53 @@ def test_recycle_keeps_the_pod_for_the_next_run(deploy: KubeDeploy) -> None:
     assert manifest_of(second)["pod_id"] == kept["metadata"]["name"]
     (still,) = deploy.pods()
     assert still["metadata"]["uid"] == kept["metadata"]["uid"]  # the very same pod
+
+
+def _end_container(sandbox: KubernetesSandbox, pod: str) -> None:
+    """The pod's keep-alive ends (it exits 0 on SIGTERM): the pod is Succeeded, finished."""
+    uid = sandbox.pod(pod)["metadata"]["uid"]  # type: ignore[index]
+    os.kill(sandbox.kubelet._pods[uid].runs["job"].process.pid, signal.SIGTERM)
+
+
+def test_squarepeg_clean_takes_a_gpu_pods_claim_with_it_unless_its_run_kept_it(
+    deploy: KubeDeploy, sandbox: KubernetesSandbox
+) -> None:
+    """`squarepeg clean --include-kept` removes finished GPU pods: one a killed run left takes
+    its claim (its disk) along; one its run preserved leaves its workspace, which runpod-deploy
+    lists as a stopped pod with a release that works."""
+    done = deploy.run(deploy.config(lifecycle=_lifecycle("preserve")))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    preserved = manifest_of(done)["pod_id"]
+    killed = deploy.start(deploy.config(), stop_at="enter-monitor")
+    try:
+        deploy.wait_for_point(killed, "enter-monitor")
+    finally:
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.communicate(timeout=30)
+    (abandoned,) = {p["metadata"]["name"] for p in deploy.pods()} - {preserved}
+    for pod in (preserved, abandoned):
+        _end_container(sandbox, pod)
+    deadline = time.monotonic() + 30
+    while any(p["status"].get("phase") != "Succeeded" for p in deploy.pods()):
+        assert time.monotonic() < deadline, [p["status"] for p in deploy.pods()]
+        time.sleep(0.05)
+    clean = subprocess.run(
+        [squarepeg_bin(), "clean", "--include-kept", "--min-age", "0", "--yes"],
+        env=deploy.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert clean.returncode == 0, clean.stderr
+    assert f"persistentvolumeclaim/{preserved} kept: its run asked to keep its workspace" in (
+        clean.stderr
+    )
+    assert deploy.pods() == []
+    assert deploy.live() == {preserved}  # the abandoned run's claim went with its pod
+    listed = deploy.stale_pods()
+    assert set(listed) == {preserved} and listed[preserved]["status"] == "EXITED"
+    assert deploy.shell_command(listed[preserved]["release"]).returncode == 0
+    assert deploy.live() == set()
 
 
 def test_a_failed_job_stops_its_pod_for_forensics(deploy: KubeDeploy) -> None:

@@ -118,6 +118,10 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
         record.final_state = _final_state(cloud, pod_id)
         return
     run.recorder.event("lifecycle_action", action=str(action), pod_id=pod_id)
+    if action is LifecycleAction.PRESERVE or (
+        action is LifecycleAction.RECYCLE and run.backend.recycle_keeps_running
+    ):
+        _stamp_kept(run, pod_id, action)
     record.final_state = _final_state(cloud, pod_id)
     session = record.session
     if run_plan.keeps_pointer(action):
@@ -149,6 +153,16 @@ def _lifecycle(run: RunContext, progress: RunProgress, claim: PodClaim, record: 
                 pod_id=pod_id, provider=cloud.provider, state_file=str(run.pointers.run.path)
             )
         )
+
+
+def _stamp_kept(run: RunContext, pod_id: str, action: LifecycleAction) -> None:
+    """The pod stays because the user asked: say so where other tools look (best effort: the
+    pod is kept either way; only its workspace might then go with a `squarepeg clean`)."""
+    assert run.backend is not None
+    try:
+        run.backend.keep_workspace(pod_id, str(action))
+    except PortError as exc:
+        logger.warning("[lifecycle] could not mark pod %s's workspace as kept: %s", pod_id, exc)
 
 
 def _final_state(cloud: GpuCloud, pod_id: str) -> str | None:

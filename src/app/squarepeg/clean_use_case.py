@@ -24,6 +24,7 @@ from pegboard.domain.squarepeg.orphans import JOB_NAME_LABEL, SweepDecision, pla
 
 if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams
+    from pegboard.app.squarepeg.sweep import WorkspaceClaims
     from pegboard.domain.ports.cluster import Cluster
 
 REMOVE_KEPT_HINT = "squarepeg clean --include-kept, or squarepeg rm NAME"
@@ -70,9 +71,10 @@ def _unkept(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def find_kept(
     cluster: Cluster, *, namespace: str, created_by: str, now: float, min_age_seconds: float
-) -> tuple[list[dict[str, Any]], tuple[SweepDecision, ...]]:
-    """My kept Pods and Jobs, and those of them the sweep policy would delete if not kept."""
-    from pegboard.app.squarepeg.sweep import list_all
+) -> tuple[list[dict[str, Any]], WorkspaceClaims]:
+    """My kept Pods and Jobs, and those of them the sweep policy would delete if not kept (with
+    the workspace claims of runpod-deploy's GPU pods among them, and those their runs keep)."""
+    from pegboard.app.squarepeg.sweep import list_all, with_workspace_claims
 
     selector = kept_selector(created_by)
     pods = list_all(
@@ -94,7 +96,8 @@ def find_kept(
         min_age_seconds=min_age_seconds,
     )
     marked = tuple(attrs.evolve(d, detail=f"kept, {d.detail}") for d in decisions)
-    return kept, marked
+    claims = with_workspace_claims(cluster, marked, pods, namespace=namespace)
+    return kept, claims
 
 
 def execute_clean(
@@ -117,7 +120,7 @@ def execute_clean(
 ) -> int:
     from pegboard.app.squarepeg.cluster_session import open_cluster_session
     from pegboard.app.squarepeg.status import write_stdout_text
-    from pegboard.app.squarepeg.sweep import delete_orphans, find_orphans
+    from pegboard.app.squarepeg.sweep import delete_orphans, find_orphans, kept_workspace_note
 
     if min_age is not None and min_age < 0:
         raise UsageError(f"--min-age {min_age}: must be 0 or more seconds")
@@ -143,13 +146,19 @@ def execute_clean(
             min_age_seconds=age,
             exclude_run_id=None,
         )
-        kept, kept_decisions = find_kept(
+        kept, claims = find_kept(
             cluster, namespace=ns, created_by=created_by, now=ports.clock.now(), min_age_seconds=age
         )
     except PortError as exc:
         # The RBAC hint only where it helps: an unreachable cluster is not a permission problem.
-        hint = f" (clean needs list on pods and jobs in {ns!r})" if exc.status == 403 else ""
+        hint = (
+            f" (clean needs list on pods and jobs, and get on the persistentvolumeclaims of "
+            f"runpod-deploy's pods, in {ns!r})"
+            if exc.status == 403
+            else ""
+        )
         raise RunnerError(f"listing orphans in namespace {ns!r} failed: {exc}{hint}") from None
+    kept_decisions = claims.decisions
     if include_kept and kept_decisions and not dry_run and not yes:
         refs = ", ".join(d.ref for d in kept_decisions)
         if confirm is None or not confirm(f"also delete the kept {refs} in namespace {ns!r}?"):
@@ -157,6 +166,8 @@ def execute_clean(
             kept_decisions = ()
     if include_kept:
         decisions = (*decisions, *kept_decisions)
+        for claim, why in claims.kept if kept_decisions else ():
+            ui.step(kept_workspace_note(claim, why))  # the pod goes, its workspace stays
     elif kept:
         ui.step(f"{len(kept)} kept resource(s) left alone (remove them with {REMOVE_KEPT_HINT})")
     if not decisions:

@@ -2,7 +2,8 @@
 
 What `--keep` leaves behind is removed with it (the keep hint names the command), so nobody
 needs kubectl. Only resources squarepeg made (its managed-by label) are deleted; a pod of a Job
-is named through its Job. Every name is looked up first and one confirmation covers them all
+is named through its Job. A runpod-deploy GPU pod's own claim goes with it, unless its run
+asked to keep the workspace (domain/kubernetes/workspaces.py: preserve, recycle, stop). Every name is looked up first and one confirmation covers them all
 (`confirm`, skipped with `yes`); a name that is not there is one line and exit 125 at the end,
 after the others were deleted.
 """
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pegboard.domain.errors import PortError, RunnerError, UsageError
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
+
+POD = ResourceKind.POD
 
 if TYPE_CHECKING:
     from pegboard.app.squarepeg.seams import ClusterPorts, Seams
@@ -39,6 +42,7 @@ def execute_remove(
     profile: str | None = None,
 ) -> int:
     from pegboard.app.squarepeg.cluster_session import open_cluster_session
+    from pegboard.app.squarepeg.sweep import kept_workspace_note, workspace_claim_of
 
     _, ui, cluster, ns = open_cluster_session(
         seams,
@@ -54,13 +58,21 @@ def execute_remove(
 
     found: list[tuple[ResourceKind, str]] = []
     problems: list[str] = []
+    kept_claims: list[tuple[str, str]] = []
     for name in dict.fromkeys(names):  # each once, in the order given
         try:
-            found.append(_find(cluster, name, ns))
+            kind, obj = _find(cluster, name, ns)
+            found.append((kind, name))
+            claim = workspace_claim_of(cluster, obj, namespace=ns) if kind is POD else None
         except (UsageError, LookupError) as exc:
             problems.append(str(exc))
+            continue
         except PortError as exc:
             raise RunnerError(f"looking up {name!r} in namespace {ns!r} failed: {exc}") from None
+        if claim is not None and claim[1] is not None:
+            kept_claims.append((claim[0], claim[1]))
+        elif claim is not None:
+            found.append((ResourceKind.PERSISTENT_VOLUME_CLAIM, claim[0]))
     if len(problems) > 1:  # one problem is the final error line itself: said once
         for problem in problems:
             ui.warn(problem)
@@ -70,6 +82,8 @@ def execute_remove(
             ui.step("nothing deleted")
             return 0 if not problems else _not_found(problems)
 
+    for kept_claim, why in kept_claims:
+        ui.step(kept_workspace_note(kept_claim, why))
     failed = 0
     for kind, name in found:
         ref = f"{kind.value.lower()}/{name}"
@@ -92,7 +106,7 @@ def _not_found(problems: Sequence[str]) -> int:
     raise RunnerError(problems[0] if len(problems) == 1 else f"{len(problems)} names not removed")
 
 
-def _find(cluster: Any, name: str, namespace: str) -> tuple[ResourceKind, str]:
+def _find(cluster: Any, name: str, namespace: str) -> tuple[ResourceKind, dict[str, Any]]:
     """The squarepeg Job or bare Pod called `name` (a Job first: its pods go with it)."""
     for kind in (ResourceKind.JOB, ResourceKind.POD):
         obj = cluster.read(kind, name, namespace=namespace)
@@ -106,7 +120,7 @@ def _find(cluster: Any, name: str, namespace: str) -> tuple[ResourceKind, str]:
         job = _owning_job(meta)
         if kind is ResourceKind.POD and job is not None:
             raise UsageError(f"{ref} belongs to job/{job}: squarepeg rm {job}")
-        return kind, name
+        return kind, obj
     raise LookupError(f"no squarepeg pod or job {name!r} in namespace {namespace!r}")
 
 

@@ -23,6 +23,7 @@ from typing import Protocol
 import attrs
 
 from pegboard.domain.errors import Conflict, Forbidden, NotFound, PortError
+from pegboard.domain.kubernetes import labels, workspaces
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.cluster import Cluster, JsonObject, ResourceKind
 from pegboard.domain.squarepeg.orphans import (
@@ -180,6 +181,73 @@ def find_orphans(
         min_age_seconds=min_age_seconds,
         exclude_run_id=exclude_run_id,
     )
+
+
+@attrs.frozen
+class WorkspaceClaims:
+    """What goes with the runpod-deploy GPU pods about to be deleted: their own claims (each
+    decision right after its pod's), and those their runs asked to keep (claim, why)."""
+
+    decisions: tuple[SweepDecision, ...] = ()
+    kept: tuple[tuple[str, str], ...] = ()
+
+
+def workspace_claim_of(
+    cluster: Cluster, pod: JsonObject, *, namespace: str
+) -> tuple[str, str | None] | None:
+    """The runpod-deploy GPU pod's own claim, and why its run keeps it (None: nobody asked, it
+    goes with the pod); None when the pod has no such claim, or it is gone, being deleted, or
+    not of the pod's user. A claim bills for its disk: see domain/kubernetes/workspaces.py.
+    Raises PortError (the claim cannot be read)."""
+    name = workspaces.workspace_claim(pod)
+    if name is None:
+        return None
+    claim = cluster.read(ResourceKind.PERSISTENT_VOLUME_CLAIM, name, namespace=namespace)
+    owner = ((pod.get("metadata") or {}).get("labels") or {}).get(labels.CREATED_BY)
+    if claim is None or not workspaces.is_runpod_deploy(claim, created_by=owner or ""):
+        return None
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    return name, workspaces.keep_reason(claim)
+
+
+def kept_workspace_note(claim: str, why: str) -> str:
+    """What clean and rm say of a GPU pod's claim that stays with the pod gone: its run asked."""
+    return (
+        f"persistentvolumeclaim/{claim} kept: its run asked to keep its workspace ({why}); "
+        "runpod-deploy lists it as a stopped pod (remove it with: runpod-deploy cleanup "
+        f"--pod-id {claim} --provider kubernetes --mode delete)"
+    )
+
+
+def with_workspace_claims(
+    cluster: Cluster,
+    decisions: Sequence[SweepDecision],
+    pods: Sequence[JsonObject],
+    *,
+    namespace: str,
+) -> WorkspaceClaims:
+    """`decisions` with, after each runpod-deploy GPU pod's, the decision to delete its own
+    claim unless its run asked to keep it (workspace_claim_of). Raises PortError."""
+    by_name = {str((p.get("metadata") or {}).get("name", "")): p for p in pods}
+    out: list[SweepDecision] = []
+    kept: list[tuple[str, str]] = []
+    for decision in decisions:
+        out.append(decision)
+        pod = by_name.get(decision.name) if decision.kind is ResourceKind.POD else None
+        found = workspace_claim_of(cluster, pod, namespace=namespace) if pod else None
+        if found is None:
+            continue
+        name, reason = found
+        if reason is not None:
+            kept.append((name, reason))
+            continue
+        detail = f"the workspace of pod/{decision.name}"
+        claim = attrs.evolve(
+            decision, kind=ResourceKind.PERSISTENT_VOLUME_CLAIM, name=name, detail=detail
+        )
+        out.append(claim)
+    return WorkspaceClaims(tuple(out), tuple(kept))
 
 
 def delete_orphans(

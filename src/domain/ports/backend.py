@@ -30,6 +30,10 @@ def _no_pod_env() -> Mapping[str, str]:
     return {}
 
 
+def _nothing_to_stamp(pod_id: str, action: str) -> None:
+    return None
+
+
 @attrs.frozen
 class Backend:
     """One provider: its GpuCloud and how to reach a pod's shell and files."""
@@ -62,6 +66,10 @@ class Backend:
     # `recycle` keeps the pod running for the next run instead of stopping it (Kubernetes: a
     # stop deletes the pod, so a warm pod is the only way to keep its container as it is).
     recycle_keeps_running: bool = False
+    # (pod id, lifecycle action): the run's `preserve`, or a `recycle` that keeps the pod
+    # running, asked to keep it; record that on the provider where other tools can remove the
+    # pod (Kubernetes: its claim is stamped, so `squarepeg clean --include-kept` keeps it).
+    keep_workspace: Callable[[str, str], None] = _nothing_to_stamp
 
 
 class LocatorNeeded(UsageError):

@@ -110,6 +110,7 @@ def kubernetes_backend(context: BuildContext, where: KubernetesLocator) -> Backe
         open_sync=open_sync,
         check_usable=check_usable,
         recycle_keeps_running=True,  # a stop deletes the pod: only a running one stays warm
+        keep_workspace=cloud.keep_workspace,
         locator=attrs.evolve(where, context=recorded_context, namespace=namespace),
         close=cluster.close,
     )

@@ -46,6 +46,7 @@ from pegboard.domain.ports.gpu_cloud import (
 )
 
 from .pod_objects import (
+    KEEP_WORKSPACE_ANNOTATION,
     STOPPED_AT_ANNOTATION,
     TOOL_LABEL,
     TOOL_VALUE,
@@ -208,9 +209,23 @@ class KubernetesGpuCloud:
         self._cluster.patch(
             CLAIM,
             pod_id,
-            {"metadata": {"annotations": {STOPPED_AT_ANNOTATION: None}}},
+            # a new run has it now: what an earlier one asked to keep is for it to decide again
+            {
+                "metadata": {
+                    "annotations": {STOPPED_AT_ANNOTATION: None, KEEP_WORKSPACE_ANNOTATION: None}
+                }
+            },
             namespace=self.namespace,
         )
+
+    def keep_workspace(self, pod_id: str, action: str) -> None:
+        """The run's lifecycle `action` (preserve, recycle) keeps the pod: stamp its claim (if
+        it has one of its own), so another tool that removes the pod (squarepeg clean
+        --include-kept, squarepeg rm) leaves the claim (domain/kubernetes/workspaces.py). The
+        claim, not the pod: claims are patched anyway (stop), pods never need to be."""
+        if self._own(CLAIM, pod_id) is not None:
+            patch = {"metadata": {"annotations": {KEEP_WORKSPACE_ANNOTATION: action}}}
+            self._cluster.patch(CLAIM, pod_id, patch, namespace=self.namespace)
 
     def terminate_pod(self, pod_id: str) -> None:
         """Delete the pod and the run's own claim; returns once the pod is gone (its claim then

@@ -14,8 +14,10 @@ mounts the workspace at the volume mount:
 
 Labels are squarepeg's (`app.kubernetes.io/managed-by`, `squarepeg.io/created-by`,
 `squarepeg.io/run-id`), plus `squarepeg.io/keep` (squarepeg's orphan sweep never takes a GPU
-pod: runpod-deploy owns its lifecycle; `squarepeg clean` lists and removes it as the user's
-kept pod) and `pegboard.io/tool: runpod-deploy`, so runpod-deploy lists only its own. The run's
+pod: runpod-deploy owns its lifecycle; `squarepeg clean --include-kept` and `squarepeg rm` remove
+it as the user's kept pod, and its claim with it unless the run asked to keep that: see
+domain/kubernetes/workspaces.py) and `pegboard.io/tool: runpod-deploy`, so runpod-deploy lists
+only its own. The run's
 name (`<run_id prefix>-<stamp>`, which `ls-stale` reads ownership from) and what a resume needs
 are annotations on the pod and its claim.
 """
@@ -29,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.kubernetes import labels
+from pegboard.domain.kubernetes import labels, workspaces
 from pegboard.domain.kubernetes.pod_start import container_status, stuck_container
 from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 from pegboard.domain.ports.gpu_cloud import (
@@ -46,6 +48,7 @@ __all__ = [
     "DEFAULT_GPU_LABEL",
     "DEFAULT_GPU_RESOURCE",
     "KEEP_ALIVE",
+    "KEEP_WORKSPACE_ANNOTATION",
     "POD_NAME_ANNOTATION",
     "REQUEST_ANNOTATION",
     "STOPPED_AT_ANNOTATION",
@@ -68,11 +71,12 @@ DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 # e.g. `NVIDIA-A100-SXM4-80GB`; GKE's is `cloud.google.com/gke-accelerator`.
 DEFAULT_GPU_LABEL = "nvidia.com/gpu.product"
 CONTAINER = "job"
-TOOL_LABEL = "pegboard.io/tool"
-TOOL_VALUE = "runpod-deploy"
+TOOL_LABEL = workspaces.TOOL_LABEL
+TOOL_VALUE = workspaces.TOOL_VALUE
 POD_NAME_ANNOTATION = "pegboard.io/pod-name"
 REQUEST_ANNOTATION = "pegboard.io/pod-request"
-STOPPED_AT_ANNOTATION = "pegboard.io/stopped-at"
+STOPPED_AT_ANNOTATION = workspaces.STOPPED_AT
+KEEP_WORKSPACE_ANNOTATION = workspaces.KEEP_WORKSPACE
 WORKSPACE_VOLUME = "workspace"
 # PID 1 that ends at once on SIGTERM (a bare `sleep infinity` as PID 1 ignores it, so every
 # delete would wait out the grace period); the job runs beside it, started over exec.

@@ -12,9 +12,9 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
   request served from the backlog of a pod that has already ended;
   `kubectl logs -f` of the same output through a pipe, the pod already running, against a TLS
   sandbox beside it where ours is measured again the same way (kubectl sends no credentials
-  over plain HTTP; target: our
-  streaming phase >= 3x kubectl's); `--log-runs N` measures those rows N times in turn
-  (medians); the same log
+  over plain HTTP; one log file per container there; target: our streaming phase >= 3x
+  kubectl's), and the CPU seconds each of the two runs costs in all (tool, cat, sandbox,
+  container); `--log-runs N` measures those rows N times in turn (medians); the same log
   of 64 KiB lines (each four of containerd's 16 KiB partial records, rejoined under one timestamp
   by the sandbox's kubelet >= 1.26 rendering), as a ratio to the 100-byte row of the same run
   (0.4.1 is given a time cap: it hangs on long lines under that rendering);
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -216,6 +218,27 @@ def raw_follow(sandbox: KubernetesSandbox, env: dict[str, str], mib: int, *, mod
     return mib / (float(out[2]) - min(log_requests))
 
 
+@contextlib.contextmanager
+def cpu_spent() -> Iterator[list[float]]:
+    """CPU seconds (user+sys) the block cost this process (the sandboxes' threads) and the
+    children it reaped (the tool's pipeline, and the pod's container, which the sandbox reaps
+    when it ends): [seconds], filled in when the block ends. A figure that load does not halve
+    as it halves the throughputs (it still grows under load: caches and CPU time are shared)."""
+
+    def now() -> float:
+        me, children = (
+            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+    spent: list[float] = []
+    started = now()
+    try:
+        yield spent
+    finally:
+        spent.append(now() - started)
+
+
 def kubectl_follow(
     sandbox: KubernetesSandbox, env: dict[str, str], kubectl: str, mib: int
 ) -> tuple[float, float]:
@@ -366,8 +389,12 @@ def logs_rows(
                 rate = raw_follow(sandbox, env, mib, mode="backlog")
                 add("backlog", (rate, rate))
             if kubectl and tls:
-                add("tls_ours", log_throughput(tls[0], ours, tls[1], mib, pipe=True))
-                add("kubectl", kubectl_follow(*tls, kubectl, mib))
+                with cpu_spent() as cpu:
+                    add("tls_ours", log_throughput(tls[0], ours, tls[1], mib, pipe=True))
+                add("tls_ours_cpu", (cpu[0], cpu[0]))
+                with cpu_spent() as cpu:
+                    add("kubectl", kubectl_follow(*tls, kubectl, mib))
+                add("kubectl_cpu", (cpu[0], cpu[0]))
     return {
         key: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
         for key, rows in samples.items()
@@ -516,6 +543,16 @@ def main() -> int:
                         "",
                     )
                 )
+            ours_cpu, kubectl_cpu = rows["tls_ours_cpu"][0], rows["kubectl_cpu"][0]
+            results.append(
+                (
+                    "TLS pair, CPU s/run: ours, kubectl",
+                    f"{ours_cpu:.2f} s",
+                    "",
+                    f"{kubectl_cpu:.2f} s",
+                    f"ours {ours_cpu / kubectl_cpu:.2f}x (tool, cat, sandbox, writer)",
+                )
+            )
             for index, label in enumerate(("whole command", "streaming phase")):
                 results.append(
                     (

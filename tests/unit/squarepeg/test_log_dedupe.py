@@ -314,3 +314,67 @@ def test_bytes_that_cannot_start_a_prefix_after_a_full_record_are_the_line_going
         line = b"x" * PARTIAL_RECORD_BYTES + rest
         assert decoder.feed(b"2024-01-01T00:00:00.5Z " + line) == line
         assert decoder.at_written_end() and decoder.per_line
+
+
+# -- the fast path's regexes: the kubelet's own format is stripped without the general patterns --
+
+
+class _Refused:
+    """Stands in for a general pattern that the fast path must not need."""
+
+    def subn(self, *_: object) -> tuple[bytes, int]:
+        raise AssertionError("the general timestamp pattern was used")
+
+    split = subn
+
+
+def kubelet_records(start_ns: int, count: int, step_ns: int) -> tuple[bytes, bytes]:
+    """(stream, output) of `count` 100-byte lines, each stamped as the kubelet does, `step_ns`
+    apart (0: one batch, one time)."""
+    stream, output = [], []
+    for i in range(count):
+        ns = start_ns + i * step_ns
+        seconds, fraction = divmod(ns, NANOS)
+        minutes, second = divmod(seconds, 60)
+        stamp = b"2024-01-01T00:%02d:%02d.%09dZ " % (minutes, second, fraction)
+        line = b"x" * 90 + b" %08d\n" % i
+        stream.append(stamp + line)
+        output.append(line)
+    return b"".join(stream), b"".join(output)
+
+
+def test_records_of_one_minute_or_one_time_never_need_the_general_patterns() -> None:
+    from unittest import mock
+
+    from pegboard.domain.squarepeg import log_dedupe
+
+    per_line, per_line_out = kubelet_records(3 * NANOS, 5000, 997)  # a time per line
+    batch, batch_out = kubelet_records(9 * NANOS, 5000, 0)  # one time per batch
+    refused = mock.patch.multiple(
+        log_dedupe, _KUBELET_AFTER_NEWLINE=_Refused(), _PREFIX_AFTER_NEWLINE=_Refused()
+    )
+    with refused:
+        for data, output in ((per_line, per_line_out), (batch, batch_out)):
+            decoder = TimestampedLogDecoder()
+            assert decoder.feed(data) == output
+            careful = TimestampedLogDecoder(fast=False)
+            careful.feed(data)
+            assert decoder.resume_point() == careful.resume_point()
+            assert decoder.written_tail() == careful.written_tail()
+        assert batch[:31] in decoder._patterns  # the batch's prefix: a literal search
+
+
+def test_a_window_across_a_minute_or_with_another_rfc3339_form_still_decodes_exactly() -> None:
+    across, across_out = kubelet_records(59 * NANOS + NANOS // 2, 4000, 250_000)  # to 01:00.5
+    trimmed = across.replace(b"00:00:59.500000000Z ", b"00:00:59.5Z ")  # Go's RFC3339Nano
+    untimed = across.replace(b"\n2024-01-01T00:01:00.000000000Z ", b"\nunable to read\n", 1)
+    for data in (across, trimmed, untimed):
+        expected = across_out if data is not untimed else None
+        for size in (len(data), 200_003):
+            decoder = TimestampedLogDecoder()
+            careful = TimestampedLogDecoder(fast=False)
+            got = b"".join(decoder.feed(data[i : i + size]) for i in range(0, len(data), size))
+            want = b"".join(careful.feed(data[i : i + size]) for i in range(0, len(data), size))
+            assert got == want
+            assert expected is None or got == expected
+            assert decoder.resume_point() == careful.resume_point()

@@ -467,6 +467,7 @@ class _Launch:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or channel.recv_ready():
                 return DetachedStatus(running=True)  # log bytes first: the caller reads them
+            self.read_stderr()  # the channel is readable while either stream holds bytes
             if channel.eof_received:
                 channel.status_event.wait(remaining)
             else:

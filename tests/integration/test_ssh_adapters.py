@@ -555,3 +555,40 @@ def test_after_a_drop_the_launchs_job_is_asked_on_the_host(
         assert any("RUNNING" in c or "GONE" in c for c in server.recorded_commands())
     finally:
         shell.close()
+
+
+def test_a_status_wait_on_the_launchs_channel_does_not_spin_on_its_stderr(
+    start_sshd: StartSshd,
+    ssh_client_key: SshClientKey,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pegboard.adapters.ssh_shell as ssh_shell_module
+
+    server = start_sshd()
+    shell = connect_shell(server, ssh_client_key, tmp_path / "known_hosts", cwd=str(tmp_path))
+    paths = {"pid_path": f"{tmp_path}/job.pid", "status_path": f"{tmp_path}/job.rc"}
+    log = tmp_path / "job.log"
+    try:
+        # Truncating its log makes the launch's tail say so on the channel's stderr.
+        body = f"echo start\nsleep 0.3\n: > {log}\nsleep 1.5\n"
+        shell.write_file(f"{tmp_path}/job.sh", body.encode(), mode=0o755)
+        shell.start_detached(f"{tmp_path}/job.sh", log_path=str(log), **paths)
+        stream = shell.follow(str(log), heartbeat=0.05)
+        assert wait_for(lambda: next(stream) != b"")  # "start" (and the launch's pid line)
+        calls = []
+        real_select = ssh_shell_module.select.select
+
+        def counting(*args: object) -> object:
+            calls.append(1)
+            return real_select(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ssh_shell_module.select, "select", counting)
+        waits = 0
+        while shell.detached_status(**paths).running and waits < 40:
+            waits += 1
+        assert waits < 40, "the job ran on"
+        assert len(calls) < 3 * waits + 10  # a wait is one select or a few, never a spin
+        stream.close()
+    finally:
+        shell.close()

@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
+
 __all__ = [
     "KeyPath",
     "SourceDocument",
@@ -24,6 +26,8 @@ KeyPath = tuple[str | int, ...]
 @attrs.frozen
 class SourceDocument:
     """A mapping read from `source` (a file path, or a label such as "<built-in defaults>")."""
+
+    __repr__ = attrs_repr
 
     source: str
     data: dict[str, Any]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
+
 __all__ = [
     "ConfigError",
     "ConfigProblem",
@@ -36,6 +38,8 @@ class UsageError(PegboardError):
 @attrs.frozen
 class ConfigProblem:
     """One problem in one input: a file (with line when known) or a flag, and a key path."""
+
+    __repr__ = attrs_repr
 
     source: str
     path: str

@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from pegboard.app.shared import xdg
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import SquarepegConfig
@@ -39,6 +40,8 @@ class ConfigSource:
     """One config file and why it was loaded ("default location", "$SQUAREPEG_CONFIG",
     "--config PATH")."""
 
+    __repr__ = attrs_repr
+
     path: Path
     origin: str
 
@@ -46,6 +49,8 @@ class ConfigSource:
 @attrs.frozen
 class LoadedConfig:
     """The merged config plus the files it came from (what `config show` prints)."""
+
+    __repr__ = attrs_repr
 
     merged: MergedConfig
     files: tuple[ConfigSource, ...]

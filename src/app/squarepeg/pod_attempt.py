@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.pod_start import (
     TERMINAL_PHASES,
     EventNotice,
@@ -50,6 +51,8 @@ PUMP_STALL_SECONDS = 30.0  # after the container ended: no log bytes for this lo
 @attrs.frozen
 class FollowContext:
     """What following a pod needs from the run; fixed once the Pod or Job exists."""
+
+    __repr__ = attrs_repr
 
     resolved: ResolvedRun
     cluster: Cluster

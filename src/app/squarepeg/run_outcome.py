@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
+
 
 @attrs.frozen
 class OutputLoss:
     """The container's output did not all reach stdout: the run exits `code`, not the
     container's, and says `message` on stderr."""
+
+    __repr__ = attrs_repr
 
     code: int  # OUTPUT_INCOMPLETE, or STDOUT_CLOSED when stdout's reader went away
     message: str
@@ -17,6 +21,7 @@ class OutputLoss:
 
 @attrs.frozen
 class RunOutcome:
+    __repr__ = attrs_repr
     code: int  # the container's code (or 125 / 130)
     error: str | None = None  # a runner failure: exit 125 with this message
     interrupted: bool = False

@@ -31,6 +31,7 @@ from pegboard.app.shared.seams import (
     random_hex,
     read_yaml_document,
 )
+from pegboard.domain.attrs_repr import attrs_repr
 
 if TYPE_CHECKING:
     from pegboard.domain.documents import SourceDocument
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Seams:
     """The outside world one squarepeg command sees: values, and the files it reads."""
+
+    __repr__ = attrs_repr
 
     environ: Mapping[str, str]
     home: str
@@ -67,6 +70,8 @@ class OpenCluster(Protocol):
 @attrs.frozen
 class ClusterPorts:
     """The ports of a command that reaches the cluster."""
+
+    __repr__ = attrs_repr
 
     open_cluster: OpenCluster
     clock: Clock

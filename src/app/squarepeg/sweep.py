@@ -22,6 +22,7 @@ from typing import Protocol
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.errors import Conflict, Forbidden, NotFound, PortError
 from pegboard.domain.kubernetes import labels, workspaces
 from pegboard.domain.ports.clock import Clock
@@ -57,6 +58,7 @@ JOB_NAMES_PER_LIST = 50  # keeps a `job-name in (...)` selector well inside a UR
 
 @attrs.frozen
 class DeleteResult:
+    __repr__ = attrs_repr
     decision: SweepDecision
     deleted: bool  # False: it was already gone
     error: str | None = None
@@ -74,6 +76,7 @@ class Turn(enum.Enum):
 
 @attrs.frozen
 class SweepReport:
+    __repr__ = attrs_repr
     decisions: tuple[SweepDecision, ...] = ()
     results: tuple[DeleteResult, ...] = ()
     list_error: str | None = None

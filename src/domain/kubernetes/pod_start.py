@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 
 # Waiting reasons that never clear on their own with restartPolicy Never (the seed's list).
@@ -44,6 +45,8 @@ class Startup(enum.Enum):
 @attrs.frozen
 class StuckContainer:
     """A container (app or init) waiting on a fail-fast reason."""
+
+    __repr__ = attrs_repr
 
     container: str
     init: bool
@@ -108,6 +111,8 @@ def looks_blocked(pod: Mapping[str, Any]) -> bool:
 @attrs.frozen
 class EventNotice:
     """One event line to show: its type, reason and message."""
+
+    __repr__ = attrs_repr
 
     type: str
     reason: str

@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
+
 __all__ = [
     "FAILED_SCHEDULING",
     "Hindrance",
@@ -118,6 +120,8 @@ def failed_scheduling_messages(
 @attrs.frozen
 class SchedulingVerdict:
     """Whether the pod is stuck unplaced, why, and whether another GPU type could help."""
+
+    __repr__ = attrs_repr
 
     unschedulable: bool
     message: str = ""

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.errors import Invalid, PortError, Transient
 from pegboard.domain.kubernetes.kinds import ResourceKind
 
@@ -40,6 +41,8 @@ JsonObject = dict[str, Any]
 class ListPage:
     """One LIST answer: its items, the list's resourceVersion, and the token for the next page."""
 
+    __repr__ = attrs_repr
+
     items: list[JsonObject]
     resource_version: str
     continue_token: str | None = None  # metadata.continue; None when this was the last page
@@ -49,6 +52,8 @@ class ListPage:
 class ClusterTarget:
     """Where the cluster adapter resolved to: a kubeconfig context (or `in-cluster`) and its namespace."""
 
+    __repr__ = attrs_repr
+
     context: str
     namespace: str | None
 
@@ -56,6 +61,8 @@ class ClusterTarget:
 @attrs.frozen
 class WatchEvent:
     """One watch event: ADDED, MODIFIED or DELETED, with the object as the apiserver sent it."""
+
+    __repr__ = attrs_repr
 
     type: str
     object: JsonObject
@@ -86,6 +93,8 @@ class ContainerNotRunning(Invalid):
 class ExecResult:
     """The exit code of an exec'd command (0 for a Success status, the ExitCode cause of a
     NonZeroExitCode one) and its output, collected only for a stream that had no sink."""
+
+    __repr__ = attrs_repr
 
     exit_code: int
     stdout: bytes = b""

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.kinds import ResourceKind
 from pegboard.domain.squarepeg.merge import copy_tree
 
@@ -90,6 +91,8 @@ class VolumeConfig:
     With `mount_path` the volume is mounted on every run; without it, only by `-v NAME:/path`.
     """
 
+    __repr__ = attrs_repr
+
     # The opaque volume source, e.g. {"persistentVolumeClaim": {"claimName": "x"}}; {} = emptyDir.
     source: Mapping[str, Any] = attrs.field(factory=dict)
     mount_path: str | None = attrs.field(default=None, validator=_absolute_path)
@@ -106,6 +109,8 @@ class VolumeConfig:
 @attrs.frozen
 class Defaults:
     """`defaults.*`: values used when the matching CLI flag is absent (never claimed)."""
+
+    __repr__ = attrs_repr
 
     cpus: str | None = None  # docker --cpus syntax; YAML numbers are kept as their text
     memory: str | None = None  # docker -m syntax; a YAML integer means bytes
@@ -124,6 +129,8 @@ class KubernetesPassthrough:
     Always Pod-shaped; in Job mode it is re-homed under `spec.template`.
     """
 
+    __repr__ = attrs_repr
+
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
     spec: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -132,6 +139,8 @@ class KubernetesPassthrough:
 class JobPassthrough:
     """`job.*`: Job-level metadata and spec, used in Job mode only."""
 
+    __repr__ = attrs_repr
+
     spec: Mapping[str, Any] = attrs.field(factory=dict)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -139,6 +148,8 @@ class JobPassthrough:
 @attrs.frozen
 class ProfileConfig:
     """Every config key except `profiles`: the body of a profile, and the base of a config."""
+
+    __repr__ = attrs_repr
 
     namespace: str | None = attrs.field(default=None, validator=_namespace)
     mode: RunMode = RunMode.POD
@@ -167,5 +178,7 @@ class ProfileConfig:
 @attrs.frozen
 class SquarepegConfig(ProfileConfig):
     """A whole config layer, or the merged result of all layers (then `profiles` is informative)."""
+
+    __repr__ = attrs_repr
 
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.naming import is_rfc1123_label
 from pegboard.domain.squarepeg.request import EnvFile
@@ -29,6 +30,8 @@ _OSES = {"linux", "windows"}
 @attrs.frozen
 class RejectedFlag:
     """A docker flag with no faithful Kubernetes equivalent, and where to go instead."""
+
+    __repr__ = attrs_repr
 
     aliases: tuple[str, ...]
     takes_value: bool

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.pod_start import container_status
 from pegboard.domain.squarepeg.exit_codes import MAX_EXIT_CODE, OOM_KILLED, RUNNER_FAILED
 
@@ -20,6 +21,8 @@ START_FAILURES = ("StartError", "ContainerCannotRun")
 @attrs.frozen
 class ExitOutcome:
     """What squarepeg exits with, whether the container really terminated, and a note for stderr."""
+
+    __repr__ = attrs_repr
 
     code: int
     terminated: bool

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.input_limits import MAX_RENDERED_CHARS, MAX_TOTAL_RENDERED_CHARS
@@ -33,6 +34,8 @@ _SHOWN_REFERENCE_CHARS = 40
 @attrs.frozen
 class InterpolationProblem:
     """One bad reference inside one string (no location: the caller knows where the string is)."""
+
+    __repr__ = attrs_repr
 
     message: str
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import (
@@ -45,6 +46,8 @@ _SECTIONS = ("defaults", "volumes", "kubernetes", "job", "profiles")
 @attrs.frozen
 class MergedConfig:
     """The result of merging every layer."""
+
+    __repr__ = attrs_repr
 
     config: SquarepegConfig
     sources: tuple[str, ...]  # every document merged, lowest precedence first

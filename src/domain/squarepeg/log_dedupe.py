@@ -48,6 +48,7 @@ import re
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.timestamps import parse_rfc3339_nanos
 
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
@@ -90,6 +91,8 @@ _OLDER_PREFIX = (
 class ResumePoint:
     """Where to reconnect from and how much of the replay was already written."""
 
+    __repr__ = attrs_repr
+
     since_time: str  # the last written record's timestamp, verbatim, for `sinceTime`
     since_nanos: int
     complete_records: int  # records at exactly that time written in full
@@ -102,6 +105,8 @@ class ResumePoint:
 @attrs.frozen
 class WrittenTail:
     """The last records written: the log's end, if it ends there."""
+
+    __repr__ = attrs_repr
 
     stamp: str  # the last written record's timestamp, verbatim
     nanos: int
@@ -204,6 +209,7 @@ class _Mode(enum.Enum):
 
 @attrs.define
 class _Replay:
+    __repr__ = attrs_repr
     point: ResumePoint
     complete_seen: int = 0
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import JobPassthrough, KubernetesPassthrough
 from pegboard.domain.squarepeg.merge import copy_tree, deep_merge
@@ -31,6 +32,8 @@ _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 @attrs.frozen
 class ContainerParts:
     """Everything squarepeg itself puts into its one container (None / empty: left out)."""
+
+    __repr__ = attrs_repr
 
     name: str
     image: str
@@ -50,6 +53,8 @@ class ContainerParts:
 @attrs.frozen
 class PodParts:
     """The Pod around the container (None / empty: left out)."""
+
+    __repr__ = attrs_repr
 
     name: str
     labels: Mapping[str, str]

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.kubernetes.pod_start import TERMINAL_PHASES, stuck_container
 from pegboard.domain.kubernetes.timestamps import format_age, parse_rfc3339_seconds
@@ -34,6 +35,8 @@ class OrphanCategory(enum.Enum):
 @attrs.frozen
 class SweepDecision:
     """Delete this resource: it is an orphan of `category`, `age_seconds` old."""
+
+    __repr__ = attrs_repr
 
     kind: ResourceKind
     name: str

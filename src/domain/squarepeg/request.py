@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
+
 __all__ = [
     "EnvFile",
     "RunRequest",
@@ -18,6 +20,8 @@ __all__ = [
 class EnvFile:
     """The lines of one `--env-file`, read by the app layer (the domain does no I/O)."""
 
+    __repr__ = attrs_repr
+
     path: str
     lines: tuple[str, ...]
 
@@ -25,6 +29,8 @@ class EnvFile:
 @attrs.frozen
 class RunRequest:
     """The `squarepeg run` command line, parsed but not yet resolved against config."""
+
+    __repr__ = attrs_repr
 
     image: str
     command: tuple[str, ...] = ()

@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.kubernetes.kinds import ResourceKind
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
 class OutputSettings:
     """How squarepeg talks on stderr."""
 
+    __repr__ = attrs_repr
+
     quiet: bool = False
     color: bool | None = (
         None  # None: decide from NO_COLOR / FORCE_COLOR / isatty (--no-color -> False)
@@ -33,6 +36,8 @@ class OutputSettings:
 class SweepSettings:
     """The orphan sweep that rides along with every run (and `squarepeg clean`)."""
 
+    __repr__ = attrs_repr
+
     enabled: bool = True
     min_age_seconds: int = 300
     interval_seconds: int = 60  # 0: sweep after every run, no Lease
@@ -41,6 +46,8 @@ class SweepSettings:
 @attrs.frozen
 class ResolvedRun:
     """A fully resolved run: the manifest exactly as it would be sent, plus how to run it."""
+
+    __repr__ = attrs_repr
 
     manifest: dict[str, Any]
     kind: ResourceKind

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_repr import attrs_repr
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.squarepeg.config import VolumeConfig
 from pegboard.domain.squarepeg.quantities import bytes_to_k8s_memory, docker_memory_to_bytes
@@ -49,6 +50,8 @@ def sanitize_volume_name(raw: str) -> str:
 class VolumePlan:
     """Volumes and mounts in emission order, plus which ones the command line asked for."""
 
+    __repr__ = attrs_repr
+
     volumes: tuple[dict[str, Any], ...] = ()
     mounts: tuple[dict[str, Any], ...] = ()
     cli_volume_names: frozenset[str] = frozenset()
@@ -56,6 +59,7 @@ class VolumePlan:
 
 @attrs.define
 class _Builder:
+    __repr__ = attrs_repr
     used_names: set[str]
     volumes: list[dict[str, Any]] = attrs.Factory(list)
     mounts: list[dict[str, Any]] = attrs.Factory(list)

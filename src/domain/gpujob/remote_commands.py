@@ -33,13 +33,16 @@ def detach_command(
         'bash "$1" > "$2" 2>&1 < /dev/null; rc=$?; '
         'printf "%s\\n" "$rc" > "$3.tmp" && mv -f "$3.tmp" "$3"'
     )
-    parents = " ".join(
-        q(_parent(p)) for p in dict.fromkeys((log_path, status_path, pid_path)) if _parent(p)
-    )
-    mkdir = f"mkdir -p {parents} && " if parents else ""
-    record = f'mkdir -p {q(record_dir)} && : > {q(record_dir)}/"$pid" && ' if record_dir else ""
+    # Each external command costs the host a fork and an exec (a few ms, more under load):
+    # mkdir and rm run only when there is something to make or remove (`[` is a builtin).
+    parents = dict.fromkeys(_parent(p) for p in (log_path, status_path, pid_path))
+    mkdir = "".join(f"{_mkdir_p(parent)} && " for parent in parents if parent)
+    record = f'{_mkdir_p(record_dir)} && : > {q(record_dir)}/"$pid" && ' if record_dir else ""
+    stale = (status_path, status_path + ".tmp")
+    there = " || ".join(f"[ -e {q(p)} ] || [ -L {q(p)} ]" for p in stale)
+    remove = f"if {there}; then rm -f {' '.join(q(p) for p in stale)}; fi"
     return (
-        f"{mkdir}rm -f {q(status_path)} {q(status_path)}.tmp && : > {q(log_path)} && "
+        f"{mkdir}{remove} && : > {q(log_path)} && "
         f"{{ setsid bash -c {q(wrapper)} _ {q(script_path)} {q(log_path)} {q(status_path)} "
         f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && "
         f'printf "%s\\n" "$pid" > {q(pid_path)}.tmp && mv -f {q(pid_path)}.tmp {q(pid_path)} && '
@@ -143,6 +146,11 @@ def parse_detached_status(output: str) -> DetachedStatus:
 def parse_pid(output: str) -> int:
     """The pid detach_command printed; ValueError when there is none."""
     return int(output.strip().splitlines()[-1])
+
+
+def _mkdir_p(directory: str) -> str:
+    """`mkdir -p directory`, run only when it is not a directory yet."""
+    return f"if [ ! -d {shlex.quote(directory)} ]; then mkdir -p {shlex.quote(directory)}; fi"
 
 
 def _parent(path: str) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -336,6 +339,42 @@ def test_the_launch_and_follow_ends_with_the_jobs_end_on_stderr(
     probe = detached_status_command(pid_path=paths["pid"], status_path=paths["status"])
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
     assert parse_detached_status(out.stdout) == ended
+
+
+def test_the_detach_snippet_runs_mkdir_and_rm_only_when_there_is_work(tmp_path: Path) -> None:
+    bin_dir, ran = tmp_path / "bin", tmp_path / "ran"
+    bin_dir.mkdir()
+    for tool in ("mkdir", "rm"):
+        real = shutil.which(tool)
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho {tool} >> {ran}\nexec {real} "$@"\n')
+        (bin_dir / tool).chmod(0o755)
+    script = tmp_path / "job.sh"
+    script.write_text("exit 0\n")
+
+    def launch(base: Path) -> list[str]:
+        ran.unlink(missing_ok=True)
+        paths = {k: str(base / f"j.{k}") for k in ("log", "status", "pid")}
+        command = detach_command(
+            script_path=str(script),
+            log_path=paths["log"],
+            status_path=paths["status"],
+            pid_path=paths["pid"],
+            record_dir=str(base / "procs"),
+        )
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        subprocess.run(["bash", "-c", command], env=env, check=True, capture_output=True)
+        return ran.read_text().split() if ran.exists() else []
+
+    fresh = tmp_path / "fresh"
+    assert launch(fresh) == ["mkdir", "mkdir"]  # its directory, then the records' one
+    (fresh / "j.status").write_text("0\n")  # a previous run's status: removed first
+    assert launch(fresh) == ["rm"]
+    for _ in range(200):  # that job's own status, once it is written
+        if (fresh / "j.status").exists():
+            break
+        time.sleep(0.01)
+    (fresh / "j.status").unlink()
+    assert launch(fresh) == []  # nothing to make, nothing stale: neither tool runs
 
 
 def test_a_launch_without_its_end_line_asks_the_host() -> None:

@@ -146,7 +146,7 @@ class SshGpuCloud(OwnedMachineStock):
         # requests), written by bash's own read and printf (no cat, no subshell: each process
         # costs the host a few ms); renamed into place, so a reader never sees half of it.
         command = (
-            f"mkdir -p {q(self.root)} && mkdir {q(pod_dir)} && "
+            f"if [ ! -d {q(self.root)} ]; then mkdir -p {q(self.root)}; fi && mkdir {q(pod_dir)} && "
             f"mkdir {q(pod_dir + '/workspace')} {q(pod_dir + '/procs')} && umask 022 && "
             f"{{ IFS= read -r -d '' record; printf '%s' \"$record\" > {staged}; }} && "
             f"mv -f {staged} {final}"

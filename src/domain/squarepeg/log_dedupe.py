@@ -131,6 +131,8 @@ class WrittenTail:
         ended = tail.endswith(b"\n")
         if ended != self.last_ended:
             return False  # also a record ended by the runtime's size limit: not told, so failed
+        if self._matches_one_run(tail, ended):
+            return True
         records = self.records(tail)
         if records is None or len(records) != self.records_at_time + (1 if self.earlier else 0):
             return False
@@ -144,6 +146,33 @@ class WrittenTail:
                 return False
         _, content, end = records[-1]
         return end - content == self.last_length
+
+    def _matches_one_run(self, tail: bytes, ended: bool) -> bool:
+        """`matches` without a step per record, where it is sure to hold: the records at the
+        last time all carry its prefix verbatim, no line is long enough to be several records,
+        and the one before (if any) is earlier. False only means "not shown here": a batch
+        the kubelet stamped at one instant is thousands of records, read at every run's end."""
+        stamp = self.stamp.encode("ascii") + b" "
+        longest = len(stamp) + self.partial_record_bytes + 1  # a line of one record, at most
+        run = 0
+        if self.earlier:
+            run = tail.find(b"\n") + 1
+            match = _PREFIX.match(tail)
+            nanos = _nanos(match.group()[:-1]) if match is not None else None
+            if not 0 < run <= longest or nanos is None:
+                return False
+            if nanos > self.nanos or (nanos == self.nanos and not self.per_line):
+                return False
+        lines = tail.count(b"\n", run) + (0 if ended else 1)
+        if (
+            lines != self.records_at_time
+            or not tail.startswith(stamp, run)
+            or tail.count(b"\n" + stamp, run) != lines - 1  # every line after a newline
+            or _has_line_longer(tail, run, longest)
+        ):
+            return False
+        last = max(run, tail.rfind(b"\n", run, len(tail) - 1) + 1)
+        return len(tail) - last - len(stamp) == self.last_length
 
     def records(self, tail: bytes) -> list[tuple[int, int, int]] | None:
         """(time, content start, end) of every timed record in `tail`, split as the kubelet
@@ -724,6 +753,18 @@ class TimestampedLogDecoder:
                 return True
             pos = newline + 1
         return False
+
+
+def _has_line_longer(data: bytes, start: int, limit: int) -> bool:
+    """Whether a line from `start` on (its newline included) is longer than `limit` bytes:
+    strides of ~limit bytes, not a step per line."""
+    pos, size = start, len(data)
+    while size - pos > limit:
+        newline = data.rfind(b"\n", pos, pos + limit)
+        if newline < 0:
+            return True
+        pos = newline + 1
+    return False
 
 
 def _same_time_run(data: bytes, start: int, stop: int, prefix: bytes) -> int:

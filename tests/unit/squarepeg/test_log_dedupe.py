@@ -378,3 +378,37 @@ def test_a_window_across_a_minute_or_with_another_rfc3339_form_still_decodes_exa
             assert got == want
             assert expected is None or got == expected
             assert decoder.resume_point() == careful.resume_point()
+
+
+def test_the_written_tail_of_a_big_batch_is_matched_without_a_step_per_record() -> None:
+    from unittest import mock
+
+    from pegboard.domain.squarepeg.log_dedupe import WrittenTail
+
+    earlier, batch = kubelet_records(NANOS, 50, 1000), kubelet_records(2 * NANOS, 3000, 0)
+    for with_earlier in (True, False):
+        data = earlier[0] + batch[0] if with_earlier else batch[0]
+        decoder = TimestampedLogDecoder()
+        decoder.feed(data)
+        tail = decoder.written_tail()
+        assert tail is not None and tail.tail_lines() == 3000 + with_earlier
+        log_tail = data[-len(batch[0]) - 131 :] if with_earlier else data
+        with mock.patch.object(WrittenTail, "records", side_effect=AssertionError("a step each")):
+            assert tail.matches(log_tail)
+        # Anything else is decided by the record-by-record way, as before.
+        stamp = batch[0][:31]
+        other = b"2024-01-01T00:00:02.000000001Z "
+        variants = [
+            log_tail + stamp + b"one more\n",
+            log_tail[:-1] + b"x\n",  # a longer last record
+            log_tail[:-1],  # cut short
+            log_tail.replace(b"\n" + stamp, b"\n" + other, 1),  # another time among them
+            log_tail.replace(b"\n" + stamp, b"\nuntimed\n" + stamp, 1),
+            log_tail.replace(b" 00001000\n", b" " + b"y" * PARTIAL_RECORD_BYTES + b"\n", 1),
+            log_tail[131:] if with_earlier else earlier[0][-131:] + log_tail,
+        ]
+        for variant in variants:
+            with mock.patch.object(WrittenTail, "_matches_one_run", return_value=False):
+                careful = tail.matches(variant)
+            assert tail.matches(variant) == careful
+            assert not careful

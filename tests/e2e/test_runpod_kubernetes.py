@@ -117,6 +117,28 @@ def test_preserve_keeps_the_pod_running_and_logs_follow_it(deploy: KubeDeploy) -
     assert deploy.live() == set()
 
 
+def test_a_kept_running_pod_is_priced_by_kubernetes_price_per_hour(deploy: KubeDeploy) -> None:
+    """hello.yaml prices an A100 at 1.20 $/h: the left-behind note and `ls-stale` say what the
+    preserved pod's GPU costs (its claim's disk has no price here: not counted)."""
+    done = deploy.run(deploy.config(lifecycle=_lifecycle("preserve")))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert "Left billing: ~$1.200/h" in done.stderr.decode()
+    listed = deploy.stale()
+    (pod,) = listed["pods"]
+    assert pod["status"] == "RUNNING"
+    assert (pod["usd_per_day"], pod["usd_per_month"]) == pytest.approx((28.8, 864.0))
+    assert listed["total"]["usd_per_day"] == pytest.approx(28.8)
+    table = deploy.cli("ls-stale", "--provider", "kubernetes").stdout.decode()
+    assert "RUNNING" in table and "28.80    864.00" in table, table
+    unpriced = deploy.run(
+        deploy.config(lifecycle=_lifecycle("preserve"), kubernetes={"price_per_hour": {}})
+    )
+    assert unpriced.returncode == 0, unpriced.stderr.decode()[-3000:]
+    assert "Left billing" not in unpriced.stderr.decode()  # no price: none is made up
+    priced = {p["pod_id"]: p["usd_per_day"] for p in deploy.stale()["pods"]}
+    assert sorted(priced.values()) == pytest.approx([0.0, 28.8])
+
+
 def test_recycle_keeps_the_pod_for_the_next_run(deploy: KubeDeploy) -> None:
     config = deploy.config(lifecycle=_lifecycle("recycle"))
     first = deploy.run(config)

@@ -282,6 +282,24 @@ def test_stock_is_the_first_datacenter_only_and_prices_are_the_configured_ones(
     assert cloud.get_pod(handle.pod_id).cost_per_hour_usd == pytest.approx(3.0)  # 2 GPUs
 
 
+def test_a_pod_is_priced_as_its_creating_run_said_whoever_lists_it(cluster: FakeCluster) -> None:
+    """ls-stale lists every pod of a namespace with one run's settings: each pod is priced at
+    what its own run configured (none: no price), not at the lister's prices."""
+    priced = cloud_on(cluster, prices={"A100": 1.5}).create_pod(request(gpu_id="A100")).pod_id
+    unpriced = cloud_on(cluster).create_pod(request(name=RUN + "cd", gpu_id="A100")).pod_id
+    other_prices = cloud_on(cluster, prices={"A100": 9.0})
+    costs = {p.pod_id: p.cost_per_hour_usd for p in other_prices.list_pods()}
+    assert costs == {priced: pytest.approx(3.0), unpriced: None}
+    # A pod made before pods recorded their price: the lister's price, as before.
+    cluster.patch(
+        ResourceKind.POD,
+        priced,
+        {"metadata": {"annotations": {"pegboard.io/price-per-gpu-hour": None}}},
+        namespace="default",
+    )
+    assert other_prices.get_pod(priced).cost_per_hour_usd == pytest.approx(18.0)
+
+
 def test_a_runpod_gpu_id_selects_the_node_label_gpu_feature_discovery_writes(
     cluster: FakeCluster,
 ) -> None:

@@ -8,8 +8,9 @@ cost ($/day, $/mo: volume disk at 0.20 $/GB-month stopped, 0.10 running, plus th
 line; then one `release <pod>: <command>` line per pod, the command that deletes exactly that
 pod; then this user's state files whose pod no longer exists ("dangling": safe to delete).
 0.8.4 aged pods by uptimeSeconds, which is 0 for every EXITED pod (its §17.13), and listed no
-running pod (a run killed during monitor leaves one). The pods of a provider that rents nothing
-(ProviderPlugin.billed False: local, ssh) cost 0 here; a provider that must be told where its
+running pod (a run killed during monitor leaves one). The disks of a provider that rents
+nothing (ProviderPlugin.billed False: local, ssh, kubernetes) cost 0 here, and its running pods
+only what they report themselves (kubernetes: price_per_hour); a provider that must be told where its
 pods are (ssh) is listed at every place this user's state files recorded.
 Exit 0 (1 if the provider fails, 2 for a usage error or a provider not available in this build).
 """

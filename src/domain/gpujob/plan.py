@@ -132,6 +132,8 @@ def leftover_note(
     released by stop and recycle, which leave only the disk billing. `stopped_why` ends the
     first line of a stop: "for forensics" after a failure, else what asked for it.
     `kept_running`: the provider's recycle keeps the pod running (billed like a preserve).
+    `billed` False (the provider rents nothing): no disk cost, and a compute cost only when the
+    pod has a price of its own (`kubernetes.price_per_hour`).
     """
     if action is LifecycleAction.DELETE:
         return None
@@ -151,7 +153,7 @@ def leftover_note(
         action is LifecycleAction.RECYCLE and kept_running
     )
     disk_rate = RUNNING_VOLUME_USD_PER_GB_MONTH if running else STOPPED_VOLUME_USD_PER_GB_MONTH
-    disk_per_hour = (volume_gb or 0) * disk_rate / HOURS_PER_MONTH
+    disk_per_hour = (volume_gb or 0) * disk_rate / HOURS_PER_MONTH if billed else 0.0
     if volume_gb and billed:
         per_month = volume_gb * disk_rate
         lines.append(
@@ -159,7 +161,9 @@ def leftover_note(
             f"~${per_month / DAYS_PER_MONTH:.2f}/day "
             f"(~${per_month:.2f}/mo) until released."
         )
-    if billed:
+    # An unbilled provider's pod can still have a compute price of its own (kubernetes:
+    # price_per_hour): then that is what is left billing; its disk has no price here.
+    if billed or (running and cost_per_hour_usd is not None):
         compute = (cost_per_hour_usd or 0.0) if running else 0.0
         unknown = running and cost_per_hour_usd is None
         lines.append(

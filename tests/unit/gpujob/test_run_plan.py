@@ -167,6 +167,31 @@ def test_a_recycle_that_keeps_the_pod_running_says_it_bills_on() -> None:
     assert "kept running for the next run" in note and "~$2.000/h" in note
 
 
+def test_an_unbilled_providers_pod_with_a_price_of_its_own_says_what_it_costs() -> None:
+    """The kubernetes provider rents nothing (billed=False: no disk rate), but a GPU type with a
+    `kubernetes.price_per_hour` is what a preserved or warm pod keeps costing."""
+
+    def note(cost: float | None, action: LifecycleAction = LifecycleAction.PRESERVE) -> str:
+        text = leftover_note(
+            action=action,
+            pod_id="p1",
+            provider="kubernetes",
+            state_file="/s.json",
+            volume_gb=20,
+            billed=False,
+            cost_per_hour_usd=cost,
+            kept_running=True,
+        )
+        assert text is not None
+        return text
+
+    priced = note(1.2)
+    assert "Left billing: ~$1.200/h." in priced and "Volume disk" not in priced
+    assert "~$1.200/h" in note(1.2, LifecycleAction.RECYCLE)
+    assert "Left billing" not in note(None)  # no price: none is made up
+    assert "Left billing" not in note(1.2, LifecycleAction.STOP)  # the GPU is released
+
+
 def test_manifest_has_every_v2_field_plus_ours() -> None:
     manifest = build_manifest(
         ManifestInput(

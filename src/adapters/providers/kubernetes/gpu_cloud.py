@@ -57,6 +57,7 @@ from .pod_objects import (
     kubernetes_pod_id,
     pod_manifest,
     pod_status,
+    recorded_price,
     request_of,
     tool_selector,
 )
@@ -142,7 +143,7 @@ class KubernetesGpuCloud:
         if own_claim:
             self._create(claim_manifest(request, pod_id=pod_id, settings=self.settings), pod_id)
         try:
-            self._create(pod_manifest(request, pod_id=pod_id, settings=self.settings), pod_id)
+            self._create(self._pod_manifest(request, pod_id), pod_id)
         except CreateOutcomeUnknown:
             raise  # the pod may exist: the run looks it up by name and then owns the claim too
         except PortError:
@@ -204,7 +205,7 @@ class KubernetesGpuCloud:
             raise NotFound(f"no stopped kubernetes pod {pod_id!r} in namespace {self.namespace!r}")
         self._wait_gone(pod_id)
         request = attrs.evolve(request, gpu_count=gpu_count)
-        self._create(pod_manifest(request, pod_id=pod_id, settings=self.settings), pod_id)
+        self._create(self._pod_manifest(request, pod_id), pod_id)
         self._await_placement(pod_id, request, own_claim=False)
         self._cluster.patch(
             CLAIM,
@@ -240,9 +241,19 @@ class KubernetesGpuCloud:
 
     # --- internals -----------------------------------------------------------------------
 
+    def _pod_manifest(self, request: PodRequest, pod_id: str) -> dict[str, Any]:
+        price = self._prices.get(request.gpu_id)
+        return pod_manifest(
+            request, pod_id=pod_id, settings=self.settings, price_per_gpu_hour=price
+        )
+
     def _pod_status(self, pod: Mapping[str, Any]) -> PodStatus:
+        """Priced at what its creating run configured (the settings of whoever lists it may
+        have none, or other prices); a pod that records none, at this process's price."""
         request = request_of(pod)
-        price = self._prices.get(request.gpu_id) if request is not None else None
+        recorded, price = recorded_price(pod)
+        if not recorded and request is not None:  # made before pods recorded their price
+            price = self._prices.get(request.gpu_id)
         return pod_status(pod, price_per_gpu_hour=price)
 
     def _own(self, kind: ResourceKind, name: str) -> JsonObject | None:

@@ -50,6 +50,7 @@ __all__ = [
     "KEEP_ALIVE",
     "KEEP_WORKSPACE_ANNOTATION",
     "POD_NAME_ANNOTATION",
+    "PRICE_ANNOTATION",
     "REQUEST_ANNOTATION",
     "STOPPED_AT_ANNOTATION",
     "TOOL_LABEL",
@@ -62,6 +63,7 @@ __all__ = [
     "kubernetes_pod_id",
     "pod_manifest",
     "pod_status",
+    "recorded_price",
     "request_of",
     "tool_selector",
 ]
@@ -77,6 +79,9 @@ POD_NAME_ANNOTATION = "pegboard.io/pod-name"
 REQUEST_ANNOTATION = "pegboard.io/pod-request"
 STOPPED_AT_ANNOTATION = workspaces.STOPPED_AT
 KEEP_WORKSPACE_ANNOTATION = workspaces.KEEP_WORKSPACE
+# USD per GPU-hour of the pod's GPU type, as the creating run's kubernetes.price_per_hour said
+# ("": it named none): what `ls-stale` prices it at, whichever run's settings list it later.
+PRICE_ANNOTATION = "pegboard.io/price-per-gpu-hour"
 WORKSPACE_VOLUME = "workspace"
 # PID 1 that ends at once on SIGTERM (a bare `sleep infinity` as PID 1 ignores it, so every
 # delete would wait out the grace period); the job runs beside it, started over exec.
@@ -221,9 +226,15 @@ def _metadata(name: str, request: PodRequest, settings: GpuPodSettings) -> dict[
 
 
 def pod_manifest(
-    request: PodRequest, *, pod_id: str, settings: GpuPodSettings, gpu_id: str | None = None
+    request: PodRequest,
+    *,
+    pod_id: str,
+    settings: GpuPodSettings,
+    gpu_id: str | None = None,
+    price_per_gpu_hour: float | None = None,
 ) -> dict[str, Any]:
-    """The Pod for `request` on GPU type `gpu_id` (default: the request's)."""
+    """The Pod for `request` on GPU type `gpu_id` (default: the request's), recording the GPU
+    type's price when one is known."""
     gpu = gpu_id or request.gpu_id
     limits: dict[str, str] = {
         settings.gpu_resource: str(request.gpu_count),
@@ -256,6 +267,8 @@ def pod_manifest(
     if request.env:
         container["env"] = [{"name": k, "value": v} for k, v in sorted(request.env.items())]
     metadata = _metadata(pod_id, attrs.evolve(request, gpu_id=gpu), settings)
+    price = "" if price_per_gpu_hour is None else repr(float(price_per_gpu_hour))
+    metadata["annotations"][PRICE_ANNOTATION] = price
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -298,6 +311,19 @@ def _created_at(obj: Mapping[str, Any]) -> float | None:
 def _run_name(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return str((meta.get("annotations") or {}).get(POD_NAME_ANNOTATION) or meta.get("name", ""))
+
+
+def recorded_price(pod: Mapping[str, Any]) -> tuple[bool, float | None]:
+    """(whether the pod records its price, the price per GPU-hour it was created with: None
+    when its run configured none). A pod made before prices were recorded records nothing."""
+    notes = (pod.get("metadata") or {}).get("annotations") or {}
+    if PRICE_ANNOTATION not in notes:
+        return False, None
+    try:
+        price = float(notes[PRICE_ANNOTATION])
+    except (TypeError, ValueError):  # "": no price
+        return True, None
+    return True, price if price > 0 else None
 
 
 def start_failure(pod: Mapping[str, Any]) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "KeyPath",
@@ -28,6 +28,8 @@ class SourceDocument:
     """A mapping read from `source` (a file path, or a label such as "<built-in defaults>")."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     source: str
     data: dict[str, Any]

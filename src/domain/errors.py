@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "ConfigError",
@@ -40,6 +40,8 @@ class ConfigProblem:
     """One problem in one input: a file (with line when known) or a flag, and a key path."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     source: str
     path: str

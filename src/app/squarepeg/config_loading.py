@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from pegboard.app.shared import xdg
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import SquarepegConfig
@@ -41,6 +41,8 @@ class ConfigSource:
     "--config PATH")."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     path: Path
     origin: str
@@ -51,6 +53,8 @@ class LoadedConfig:
     """The merged config plus the files it came from (what `config show` prints)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     merged: MergedConfig
     files: tuple[ConfigSource, ...]

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.pod_start import (
     TERMINAL_PHASES,
     EventNotice,
@@ -53,6 +53,8 @@ class FollowContext:
     """What following a pod needs from the run; fixed once the Pod or Job exists."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     resolved: ResolvedRun
     cluster: Cluster

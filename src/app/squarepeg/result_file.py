@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from pegboard.app.shared.atomic_files import prove_writable, write_json_atomic
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_repr
 from pegboard.domain.errors import UsageError
 
 SCHEMA_VERSION = 1
@@ -26,6 +26,7 @@ class RunReport:
     """What one run learned about itself, filled as it goes (app/squarepeg/lifecycle.py)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
 
     run_id: str
     started_at: float  # wall clock, epoch seconds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 
 @attrs.frozen
@@ -13,6 +13,8 @@ class OutputLoss:
     container's, and says `message` on stderr."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     code: int  # OUTPUT_INCOMPLETE, or STDOUT_CLOSED when stdout's reader went away
     message: str
@@ -22,6 +24,8 @@ class OutputLoss:
 @attrs.frozen
 class RunOutcome:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     code: int  # the container's code (or 125 / 130)
     error: str | None = None  # a runner failure: exit 125 with this message
     interrupted: bool = False

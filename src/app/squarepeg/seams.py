@@ -31,7 +31,7 @@ from pegboard.app.shared.seams import (
     random_hex,
     read_yaml_document,
 )
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 if TYPE_CHECKING:
     from pegboard.domain.documents import SourceDocument
@@ -44,6 +44,8 @@ class Seams:
     """The outside world one squarepeg command sees: values, and the files it reads."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     environ: Mapping[str, str]
     home: str
@@ -72,6 +74,8 @@ class ClusterPorts:
     """The ports of a command that reaches the cluster."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     open_cluster: OpenCluster
     clock: Clock

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import Conflict, Forbidden, NotFound, PortError
 from pegboard.domain.kubernetes import labels, workspaces
 from pegboard.domain.ports.clock import Clock
@@ -59,6 +59,8 @@ JOB_NAMES_PER_LIST = 50  # keeps a `job-name in (...)` selector well inside a UR
 @attrs.frozen
 class DeleteResult:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     decision: SweepDecision
     deleted: bool  # False: it was already gone
     error: str | None = None
@@ -77,6 +79,8 @@ class Turn(enum.Enum):
 @attrs.frozen
 class SweepReport:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     decisions: tuple[SweepDecision, ...] = ()
     results: tuple[DeleteResult, ...] = ()
     list_error: str | None = None

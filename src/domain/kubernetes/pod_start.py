@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.timestamps import parse_rfc3339_seconds
 
 # Waiting reasons that never clear on their own with restartPolicy Never (the seed's list).
@@ -47,6 +47,8 @@ class StuckContainer:
     """A container (app or init) waiting on a fail-fast reason."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     container: str
     init: bool
@@ -113,6 +115,8 @@ class EventNotice:
     """One event line to show: its type, reason and message."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     type: str
     reason: str

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "FAILED_SCHEDULING",
@@ -122,6 +122,8 @@ class SchedulingVerdict:
     """Whether the pod is stuck unplaced, why, and whether another GPU type could help."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     unschedulable: bool
     message: str = ""

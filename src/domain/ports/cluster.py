@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import Invalid, PortError, Transient
 from pegboard.domain.kubernetes.kinds import ResourceKind
 
@@ -42,6 +42,8 @@ class ListPage:
     """One LIST answer: its items, the list's resourceVersion, and the token for the next page."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     items: list[JsonObject]
     resource_version: str
@@ -53,6 +55,8 @@ class ClusterTarget:
     """Where the cluster adapter resolved to: a kubeconfig context (or `in-cluster`) and its namespace."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     context: str
     namespace: str | None
@@ -63,6 +67,8 @@ class WatchEvent:
     """One watch event: ADDED, MODIFIED or DELETED, with the object as the apiserver sent it."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     type: str
     object: JsonObject
@@ -95,6 +101,8 @@ class ExecResult:
     NonZeroExitCode one) and its output, collected only for a stream that had no sink."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     exit_code: int
     stdout: bytes = b""

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.kinds import ResourceKind
 from pegboard.domain.squarepeg.merge import copy_tree
 
@@ -92,6 +92,8 @@ class VolumeConfig:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     # The opaque volume source, e.g. {"persistentVolumeClaim": {"claimName": "x"}}; {} = emptyDir.
     source: Mapping[str, Any] = attrs.field(factory=dict)
@@ -111,6 +113,8 @@ class Defaults:
     """`defaults.*`: values used when the matching CLI flag is absent (never claimed)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     cpus: str | None = None  # docker --cpus syntax; YAML numbers are kept as their text
     memory: str | None = None  # docker -m syntax; a YAML integer means bytes
@@ -130,6 +134,8 @@ class KubernetesPassthrough:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
     spec: Mapping[str, Any] = attrs.field(factory=dict)
@@ -140,6 +146,8 @@ class JobPassthrough:
     """`job.*`: Job-level metadata and spec, used in Job mode only."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     spec: Mapping[str, Any] = attrs.field(factory=dict)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
@@ -150,6 +158,8 @@ class ProfileConfig:
     """Every config key except `profiles`: the body of a profile, and the base of a config."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     namespace: str | None = attrs.field(default=None, validator=_namespace)
     mode: RunMode = RunMode.POD
@@ -180,5 +190,7 @@ class SquarepegConfig(ProfileConfig):
     """A whole config layer, or the merged result of all layers (then `profiles` is informative)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.squarepeg.naming import is_rfc1123_label
 from pegboard.domain.squarepeg.request import EnvFile
@@ -32,6 +32,8 @@ class RejectedFlag:
     """A docker flag with no faithful Kubernetes equivalent, and where to go instead."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     aliases: tuple[str, ...]
     takes_value: bool

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.pod_start import container_status
 from pegboard.domain.squarepeg.exit_codes import MAX_EXIT_CODE, OOM_KILLED, RUNNER_FAILED
 
@@ -23,6 +23,8 @@ class ExitOutcome:
     """What squarepeg exits with, whether the container really terminated, and a note for stderr."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     code: int
     terminated: bool

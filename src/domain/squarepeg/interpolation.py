@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.input_limits import MAX_RENDERED_CHARS, MAX_TOTAL_RENDERED_CHARS
@@ -36,6 +36,8 @@ class InterpolationProblem:
     """One bad reference inside one string (no location: the caller knows where the string is)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     message: str
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import (
@@ -48,6 +48,8 @@ class MergedConfig:
     """The result of merging every layer."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     config: SquarepegConfig
     sources: tuple[str, ...]  # every document merged, lowest precedence first

@@ -48,7 +48,7 @@ import re
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.timestamps import parse_rfc3339_nanos
 
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
@@ -92,6 +92,8 @@ class ResumePoint:
     """Where to reconnect from and how much of the replay was already written."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     since_time: str  # the last written record's timestamp, verbatim, for `sinceTime`
     since_nanos: int
@@ -107,6 +109,8 @@ class WrittenTail:
     """The last records written: the log's end, if it ends there."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     stamp: str  # the last written record's timestamp, verbatim
     nanos: int
@@ -239,6 +243,7 @@ class _Mode(enum.Enum):
 @attrs.define
 class _Replay:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
     point: ResumePoint
     complete_seen: int = 0
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.squarepeg.config import JobPassthrough, KubernetesPassthrough
 from pegboard.domain.squarepeg.merge import copy_tree, deep_merge
@@ -34,6 +34,8 @@ class ContainerParts:
     """Everything squarepeg itself puts into its one container (None / empty: left out)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: str
     image: str
@@ -55,6 +57,8 @@ class PodParts:
     """The Pod around the container (None / empty: left out)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: str
     labels: Mapping[str, str]

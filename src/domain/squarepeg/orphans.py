@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.kubernetes.pod_start import TERMINAL_PHASES, stuck_container
 from pegboard.domain.kubernetes.timestamps import format_age, parse_rfc3339_seconds
@@ -37,6 +37,8 @@ class SweepDecision:
     """Delete this resource: it is an orphan of `category`, `age_seconds` old."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     kind: ResourceKind
     name: str

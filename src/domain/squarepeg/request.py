@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "EnvFile",
@@ -21,6 +21,8 @@ class EnvFile:
     """The lines of one `--env-file`, read by the app layer (the domain does no I/O)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     path: str
     lines: tuple[str, ...]
@@ -31,6 +33,8 @@ class RunRequest:
     """The `squarepeg run` command line, parsed but not yet resolved against config."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     image: str
     command: tuple[str, ...] = ()

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.kubernetes.kinds import ResourceKind
 
 __all__ = [
@@ -25,6 +25,8 @@ class OutputSettings:
     """How squarepeg talks on stderr."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     quiet: bool = False
     color: bool | None = (
@@ -37,6 +39,8 @@ class SweepSettings:
     """The orphan sweep that rides along with every run (and `squarepeg clean`)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     enabled: bool = True
     min_age_seconds: int = 300
@@ -48,6 +52,8 @@ class ResolvedRun:
     """A fully resolved run: the manifest exactly as it would be sent, plus how to run it."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     manifest: dict[str, Any]
     kind: ResourceKind

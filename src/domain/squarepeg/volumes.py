@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.squarepeg.config import VolumeConfig
 from pegboard.domain.squarepeg.quantities import bytes_to_k8s_memory, docker_memory_to_bytes
@@ -51,6 +51,8 @@ class VolumePlan:
     """Volumes and mounts in emission order, plus which ones the command line asked for."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     volumes: tuple[dict[str, Any], ...] = ()
     mounts: tuple[dict[str, Any], ...] = ()
@@ -60,6 +62,7 @@ class VolumePlan:
 @attrs.define
 class _Builder:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
     used_names: set[str]
     volumes: list[dict[str, Any]] = attrs.Factory(list)
     mounts: list[dict[str, Any]] = attrs.Factory(list)

@@ -1,4 +1,4 @@
-"""attrs_repr reprs exactly as attrs' generated __repr__ does."""
+"""attrs_repr, attrs_eq and attrs_hash behave exactly as the methods attrs generates."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from pegboard.domain.attrs_repr import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 
 def _twins(**fields: Any) -> tuple[type, type]:
@@ -117,3 +117,84 @@ def test_an_object_met_twice_side_by_side_is_shown_twice() -> None:
         leaf = cls(1)
         assert repr(cls([leaf, leaf])) == "Thing(a=[Thing(a=1), Thing(a=1)])"
         assert repr(leaf) == "Thing(a=1)"
+
+
+def _eq_twins(frozen: bool, **fields: Any) -> tuple[type, type]:
+    """The same class with attrs' own __eq__/__hash__, and with attrs_eq (and attrs_hash)."""
+
+    def build(shared: bool) -> type:
+        body: dict[str, Any] = dict(fields)
+        if shared:
+            body["__eq__"] = attrs_eq
+            if frozen:
+                body["__hash__"] = attrs_hash
+        return (attrs.frozen if frozen else attrs.define)(type("Thing", (), body))
+
+    return build(False), build(True)
+
+
+class _Odd:
+    """An == that returns a non-bool, as numpy arrays do: attrs passes it on as it is."""
+
+    def __init__(self, truth: bool) -> None:
+        self.truth = truth
+
+    def __eq__(self, other: object) -> Any:
+        return _Truth(self.truth)
+
+    __hash__ = object.__hash__
+
+
+class _Truth:
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return self.value
+
+
+EQ_FIELDS: list[dict[str, Any]] = [
+    {},
+    {"a": attrs.field(), "b": attrs.field(default=0)},
+    {"a": attrs.field(eq=False), "b": attrs.field()},
+    {"a": attrs.field(eq=str.lower), "b": attrs.field(hash=False)},
+]
+EQ_VALUES = [("x", 1), ("X", 1), ("x", 2), ("y", 1)]
+
+
+@pytest.mark.parametrize("frozen", [True, False], ids=["frozen", "mutable"])
+@pytest.mark.parametrize("fields", EQ_FIELDS, ids=["none", "plain", "eq-false", "eq-key"])
+def test_eq_and_hash_as_attrs_generates_them(frozen: bool, fields: dict[str, Any]) -> None:
+    generated, shared = _eq_twins(frozen, **fields)
+    arity = len(fields)
+    for left in EQ_VALUES:
+        for right in EQ_VALUES:
+            g1, g2 = generated(*left[:arity]), generated(*right[:arity])
+            s1, s2 = shared(*left[:arity]), shared(*right[:arity])
+            assert (s1 == s2, s1 != s2) == (g1 == g2, g1 != g2)
+            if frozen and s1 == s2:
+                assert hash(s1) == hash(s2)
+        assert shared(*left[:arity]).__eq__(generated(*left[:arity])) is NotImplemented
+        assert (shared(*left[:arity]) == left) is False
+    if frozen:
+        assert hash(shared(*EQ_VALUES[0][:arity])) == hash(shared(*EQ_VALUES[0][:arity]))
+        assert len({shared(*v[:arity]) for v in EQ_VALUES}) == len(
+            {generated(*v[:arity]) for v in EQ_VALUES}
+        )
+    else:
+        assert generated.__hash__ is None and shared.__hash__ is None  # unhashable, as attrs has it
+
+
+def test_a_subclass_is_never_equal_like_attrs() -> None:
+    generated, shared = _eq_twins(True, a=attrs.field())
+    sub_generated = attrs.frozen(type("Sub", (generated,), {}))
+    sub_shared = attrs.frozen(type("Sub", (shared,), {}))
+    assert (shared(1) == sub_shared(1)) == (generated(1) == sub_generated(1)) is False
+
+
+def test_eq_passes_on_what_the_field_comparison_returns() -> None:
+    generated, shared = _eq_twins(True, a=attrs.field(), b=attrs.field())
+    for first, second in [(True, True), (True, False), (False, True)]:
+        g = generated(_Odd(first), _Odd(second)) == generated(_Odd(first), _Odd(second))
+        s = shared(_Odd(first), _Odd(second)) == shared(_Odd(first), _Odd(second))
+        assert type(s) is type(g) is _Truth and s.value == g.value

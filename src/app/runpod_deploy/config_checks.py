@@ -242,7 +242,11 @@ def _check_availability(
     pod = loaded.spec.pod
     plugin = providers.plugin(str(pod.provider))
     if not plugin.live_stock:
-        logger.info("[check-availability] provider %s: this machine is the pod", pod.provider)
+        logger.info(
+            "[check-availability] provider %s: nothing to check (%s)",
+            pod.provider,
+            plugin.no_stock_note,
+        )
         return
     cloud_type = str(pod.cloud_type)
     try:

@@ -120,6 +120,8 @@ class ProviderPlugin(Generic[L]):
     billed: bool = True  # compute and disk are rented: left-behind costs, ls-stale rates
     gpu_catalog: bool = True  # GPU type ids are checked against its catalog (False: labels)
     live_stock: bool = True  # `validate --check-availability` asks its stock
+    # Without live stock: why `validate --check-availability` has nothing to ask, in a few words.
+    no_stock_note: str = "it has no GPU stock to ask"
 
     def load_locator(self, raw: Mapping[str, Any]) -> L:
         """This provider's locator from a pointer's (or a test's) unstructured mapping."""

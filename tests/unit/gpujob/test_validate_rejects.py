@@ -298,13 +298,26 @@ def test_network_checks_are_honest_about_being_skipped(
     assert "[check-availability] skipped" in err and "[check-image-registry] skipped" in err
 
 
-def test_local_provider_needs_no_availability_check(
-    home: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("provider", "why"),
+    [
+        ("local", "this machine is the pod"),
+        ("ssh", "the pod is the machine ssh.host names"),
+        ("kubernetes", "a cluster has no stock to ask: the scheduler places a GPU type"),
+    ],
+)
+def test_a_provider_without_stock_says_why_it_needs_no_availability_check(
+    home: Path, capsys: pytest.CaptureFixture[str], provider: str, why: str
 ) -> None:
-    code, _, err = validate(
-        capsys, write(home, with_sections(pod={**POD, "provider": "local"})), "--all"
-    )
-    assert code == 0 and "this machine is the pod" in err
+    """Each in its own words: `this machine is the pod` is the local provider's alone."""
+    sections: dict[str, Any] = {"pod": {**POD, "provider": provider}}
+    if provider == "ssh":
+        sections["ssh"] = {"host": "gpu-box.lab", "use_agent": True}
+    code, _, err = validate(capsys, write(home, with_sections(**sections)), "--check-availability")
+    assert code == 0, err
+    assert f"[check-availability] provider {provider}: nothing to check ({why}" in err
+    if provider != "local":
+        assert "this machine is the pod" not in err
 
 
 def test_scan_consumer_flags_self_dependency(

@@ -78,4 +78,5 @@ PLUGIN = ProviderPlugin(
     billed=False,
     gpu_catalog=False,  # GPU types are node label values, checked by the scheduler at create
     live_stock=False,
+    no_stock_note="a cluster has no stock to ask: the scheduler places a GPU type or `run` walks gpu_order on",
 )

@@ -44,4 +44,5 @@ PLUGIN = ProviderPlugin(
     billed=False,
     gpu_catalog=False,
     live_stock=False,
+    no_stock_note="this machine is the pod",
 )

@@ -74,4 +74,5 @@ PLUGIN = ProviderPlugin(
     billed=False,
     gpu_catalog=False,
     live_stock=False,
+    no_stock_note="the pod is the machine ssh.host names",
 )

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 DEFAULT_PODS_ROOT_ENV = "PEGBOARD_LOCAL_PODS_ROOT"
 
 
@@ -32,6 +34,8 @@ def default_pods_root(environ: dict[str, str] | None = None) -> Path:
 @attrs.frozen
 class LocalPodPaths:
     """The directories of one local pod."""
+
+    __repr__ = attrs_repr
 
     pods_root: Path
     pod_id: str

@@ -35,6 +35,7 @@ import attrs
 from pegboard.adapters.ssh_errors import describe_error, describe_target, map_connect_error
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_keys import load_keys
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PortError, Transient, Unauthorized
 
 
@@ -58,6 +59,8 @@ KEEPALIVE_SEC = 15  # SSH-level keepalive: keeps NAT state and lets the kernel s
 class SshTarget:
     """Where to connect and as whom. `pod` names the machine in messages."""
 
+    __repr__ = attrs_repr
+
     host: str
     port: int = 22
     user: str = "root"
@@ -72,6 +75,8 @@ class SshTarget:
 @attrs.frozen
 class Backoff:
     """Reconnect schedule: delays double from `first` up to `cap`, for at most `budget` s."""
+
+    __repr__ = attrs_repr
 
     first: float = 0.1
     cap: float = 5.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import Transient
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
@@ -15,6 +16,8 @@ __all__ = ["SshEndpoint", "ssh_endpoint_of"]
 @attrs.frozen
 class SshEndpoint:
     """Where the pod's sshd listens, once published."""
+
+    __repr__ = attrs_repr
 
     host: str
     port: int

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import KeyPath
 from pegboard.domain.gpujob.provider_plugin import ConfigSection
 from pegboard.domain.gpujob.spec import NonEmptyStr, PositiveInt
@@ -32,6 +33,7 @@ MAX_CONNECT_TIMEOUT_SEC = 10.0
 
 @attrs.frozen
 class SshSpec:
+    __repr__ = attrs_repr
     key_path: str = "~/.ssh/id_ed25519"
     use_agent: bool = False
     # pod.provider: ssh only: the machine, and where its per-run workspaces are claimed.

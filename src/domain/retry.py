@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 Jitter = Callable[[float], float]
 
 
@@ -24,6 +26,8 @@ def no_jitter(delay: float) -> float:
 @attrs.frozen
 class Backoff:
     """Delays before attempt 1, 2, ...; at most `attempts_per_outage` attempts an outage."""
+
+    __repr__ = attrs_repr
 
     first_delay: float = 0.2
     factor: float = 2.0
@@ -40,6 +44,8 @@ class Backoff:
 @attrs.define
 class RetryBudget:
     """Counts attempts within the current outage."""
+
+    __repr__ = attrs_repr
 
     policy: Backoff = Backoff()
     attempts: int = 0

@@ -13,9 +13,12 @@ from collections.abc import Sequence
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 
 @attrs.frozen
 class _Rule:
+    __repr__ = attrs_repr
     regex: re.Pattern[str]
     dirs_only: bool
 
@@ -83,6 +86,8 @@ _CHMOD_PART = re.compile(r"^([DF]?)([0-7]{3,4})$")
 @attrs.frozen
 class ChmodSpec:
     """A numeric rsync --chmod spec: modes for files and for directories (None: unchanged)."""
+
+    __repr__ = attrs_repr
 
     file_mode: int | None
     dir_mode: int | None

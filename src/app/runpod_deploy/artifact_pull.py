@@ -10,6 +10,7 @@ from pathlib import Path
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.records import ArtifactRecord
 from pegboard.domain.gpujob.templates import RenderedArtifact, RenderedJob
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 @attrs.frozen
 class Pulled:
     """One manifest row per artifact, and the required ones that failed (success path only)."""
+
+    __repr__ = attrs_repr
 
     artifacts: list[ArtifactRecord]
     required_failures: list[str]

@@ -16,6 +16,7 @@ import logging
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import Forbidden, Invalid, NotFound, PortError, Unauthorized
 from pegboard.domain.gpujob.stale import release_command
 from pegboard.domain.ports.clock import Clock
@@ -35,6 +36,8 @@ _PERMANENT = (Unauthorized, Forbidden, Invalid)
 class NameLookup:
     """What a lookup by name found: the live pods of that name, or None when every attempt
     failed until the deadline (`error` says the last failure)."""
+
+    __repr__ = attrs_repr
 
     pods: tuple[PodStatus, ...] | None
     error: str | None = None

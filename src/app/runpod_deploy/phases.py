@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import NotFound, PortError, Unauthorized
 from pegboard.domain.gpujob.monitor import LogMonitor, Outcome, StepEvent, Verdict
 from pegboard.domain.gpujob.plan import RunBudget
@@ -256,6 +257,7 @@ def secret_payload(
 
 @attrs.frozen
 class JobPaths:
+    __repr__ = attrs_repr
     script: str
     log: str
     status: str
@@ -279,6 +281,7 @@ def launch(shell: RemoteShell, run: RenderedRun, paths: JobPaths) -> int:
 
 @attrs.frozen
 class MonitorResult:
+    __repr__ = attrs_repr
     verdict: Verdict
     log_bytes: int
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.ports.clock import Clock
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 @attrs.frozen
 class PodCommandDeps:
     """What the pod-side commands need from the outside world (the container builds it)."""
+
+    __repr__ = attrs_repr
 
     providers: ProviderRegistry  # the registered providers (names, sections, capabilities)
     backend_for: BackendFor

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.plan import Phase, RunBudget
 from pegboard.domain.gpujob.provisioning import Candidate
@@ -47,6 +48,8 @@ class RunPointers:
     """The config's state file (shared by its runs) and this run's own pointer (the one
     release commands name, never another run's pod)."""
 
+    __repr__ = attrs_repr
+
     config: PodPointer
     run: PodPointer
 
@@ -54,6 +57,8 @@ class RunPointers:
 @attrs.frozen
 class RunContext:
     """What one run knows once its config has loaded; the same for every phase."""
+
+    __repr__ = attrs_repr
 
     request: RunRequest
     deps: RunDeps
@@ -196,6 +201,8 @@ class RunProgress:
 class PodClaim:
     """The pod this run holds (None until one exists), and the candidate it was made on."""
 
+    __repr__ = attrs_repr
+
     pod_id: str | None = None
     candidate: Candidate | None = None
     resumed: bool = False
@@ -235,6 +242,8 @@ class PodClaim:
 class PodSession:
     """What the ready phase produced: the pod answering, its shell and file sync."""
 
+    __repr__ = attrs_repr
+
     status: PodStatus
     shell: RemoteShell
     sync: FileSync | None = None  # None until opened (the shell must be closed even so)
@@ -244,6 +253,8 @@ class PodSession:
 @attrs.define
 class RunRecord:
     """What the phases produced, for the cleanup after them and for the manifest."""
+
+    __repr__ = attrs_repr
 
     job: RenderedJob  # re-rendered once the pod says where its volume really is
     metadata: DeployMetadata = attrs.field(factory=DeployMetadata)

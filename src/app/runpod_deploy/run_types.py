@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.provider_registry import ProviderRegistry
@@ -48,6 +49,8 @@ class PhaseFailed(PegboardError):
 class RunRequest:
     """`runpod-deploy run` flags."""
 
+    __repr__ = attrs_repr
+
     config_path: Path
     cli_vars: Mapping[str, str] = attrs.field(factory=dict)
     dry_run: bool = False
@@ -64,6 +67,7 @@ class RunRequest:
 
 @attrs.frozen
 class RunResult:
+    __repr__ = attrs_repr
     exit_code: int
     outcome: str
     run_dir: str | None
@@ -87,6 +91,8 @@ MONITOR_RETRY = Backoff(first_delay=0.2, factor=2.0, max_delay=5.0)
 class Timing:
     """How often the run looks at things (tests and the bench shorten them)."""
 
+    __repr__ = attrs_repr
+
     follow_heartbeat_sec: float = 0.1
     probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
     after_marker_probe_sec: float = 0.05
@@ -109,6 +115,8 @@ class Timing:
 @attrs.frozen
 class RunDeps:
     """What the `run` use case needs from the outside world (the container builds it)."""
+
+    __repr__ = attrs_repr
 
     read_document: ReadDocument
     providers: ProviderRegistry  # pod.provider's values, sections and capabilities

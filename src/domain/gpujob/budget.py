@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.spec import BudgetSpec, JobSpec
@@ -25,6 +26,8 @@ __all__ = [
 @attrs.frozen
 class BudgetEstimate:
     """What the config allows: the deadline and its cost at the assumed rate."""
+
+    __repr__ = attrs_repr
 
     cost_cap_usd: float
     assumed_hourly_rate_usd: float

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.gpujob.budget import (
@@ -53,6 +54,8 @@ __all__ = ["JobConfig", "JobPlan", "PlannedSecret", "load_job_config", "plan_job
 class JobConfig:
     """A config that validates: its document, the spec (overrides applied), the rendered job
     and the budget the config allows."""
+
+    __repr__ = attrs_repr
 
     document: SourceDocument
     spec: JobSpec
@@ -167,6 +170,7 @@ def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob
 
 @attrs.frozen
 class PlannedSecret:
+    __repr__ = attrs_repr
     name: str
     destination: str
 
@@ -177,6 +181,8 @@ class JobPlan:
 
     Commands are the rendered ones: a secret's value never appears in them (secrets are written
     to files on the pod), but a value you put in a command yourself does."""
+
+    __repr__ = attrs_repr
 
     pod: PodRequest  # what would be created (the run id is the pod's name)
     network_volume_name: str | None  # looked up when provisioning (its datacenter wins)

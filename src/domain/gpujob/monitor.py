@@ -21,6 +21,7 @@ import re
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.ports.remote_shell import DetachedStatus
 
 SUCCESS_EXIT_GRACE_SEC = 3.0
@@ -35,6 +36,7 @@ class Outcome(enum.StrEnum):
 
 @attrs.frozen
 class Verdict:
+    __repr__ = attrs_repr
     outcome: Outcome
     reason: str
     exit_code: int | None = None
@@ -42,6 +44,7 @@ class Verdict:
 
 @attrs.frozen
 class StepEvent:
+    __repr__ = attrs_repr
     event: str  # remote_step_started | remote_step_completed
     name: str
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.spec import JobSpec, StorageMode
 from pegboard.domain.ports.gpu_cloud import NetworkVolume
@@ -25,6 +26,8 @@ class VolumePlacementError(PegboardError, ValueError):
 @attrs.frozen
 class VolumePlacement:
     """Where the pod may go: the datacenters kept (in config order) and the ones skipped."""
+
+    __repr__ = attrs_repr
 
     volume: NetworkVolume
     datacenters: tuple[str, ...]

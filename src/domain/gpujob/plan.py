@@ -10,6 +10,7 @@ import shlex
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER, JobSpec, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     DAYS_PER_MONTH,
@@ -52,6 +53,8 @@ class RunBudget:
     setup, staging and pulls count too, and the pod's real price replaces the assumed rate as
     soon as it is known.
     """
+
+    __repr__ = attrs_repr
 
     started_at: float
     cost_cap_usd: float

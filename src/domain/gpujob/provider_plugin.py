@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Generic, TypeVar
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import KeyPath
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.backend import Backend
@@ -50,6 +51,8 @@ Problems = list[tuple[KeyPath, str]]
 class BuildContext:
     """What the composition root hands a plugin's `build`: the outside world, as values."""
 
+    __repr__ = attrs_repr
+
     environ: Mapping[str, str]
     home: str
     state_dir: Path  # this user's runpod-deploy state directory (the pod pointers)
@@ -62,6 +65,8 @@ class BuildContext:
 @attrs.frozen
 class LocatorContext:
     """What `run` hands a plugin's `locator_from_config`."""
+
+    __repr__ = attrs_repr
 
     home: str
     run_pointer: Path  # this run's pointer: files beside it belong to the run (pinned host keys)
@@ -77,6 +82,8 @@ class ConfigSection:
     spec.py check ranges). `rules(section, provider)` returns the problems that need more than
     one value or the chosen `pod.provider`, with key paths relative to the section.
     """
+
+    __repr__ = attrs_repr
 
     key: str
     type: type
@@ -94,6 +101,8 @@ def _no_legacy(pointer: Mapping[str, Any]) -> Mapping[str, Any]:
 @attrs.frozen
 class ProviderPlugin(Generic[L]):
     """One provider of pods (`pod.provider: <name>`)."""
+
+    __repr__ = attrs_repr
 
     name: str
     summary: str  # one line: what its pods are (docs, --help)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.gpujob.spec import JobSpec
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
@@ -40,6 +41,7 @@ AVAILABLE_STOCK = frozenset({"high", "medium", "low"})
 
 @attrs.frozen
 class Candidate:
+    __repr__ = attrs_repr
     gpu_id: str
     datacenter_id: str
     stock: str | None = None  # None: not looked up (override or offline)
@@ -48,6 +50,7 @@ class Candidate:
 
 @attrs.frozen
 class Skipped:
+    __repr__ = attrs_repr
     gpu_id: str
     datacenter_id: str
     reason: str
@@ -56,6 +59,8 @@ class Skipped:
 @attrs.frozen
 class CandidatePlan:
     """Candidates to try in order, and what was skipped and why."""
+
+    __repr__ = attrs_repr
 
     candidates: tuple[Candidate, ...]
     skipped: tuple[Skipped, ...]
@@ -147,6 +152,8 @@ def pod_request(
 @attrs.frozen
 class ResumeDecision:
     """What to do with the pod a `recycle` state file points at."""
+
+    __repr__ = attrs_repr
 
     resume: bool
     terminate_old: bool

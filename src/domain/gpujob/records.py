@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 MANIFEST_NAME = "runpod_deploy_pull_manifest.json"
 EVENTS_NAME = "events.jsonl"
 METRICS_NAME = "metrics.jsonl"
@@ -33,6 +35,8 @@ def event_row(event: str, *, ts: float, **fields: Any) -> dict[str, Any]:
 @attrs.frozen
 class ArtifactRecord:
     """One artifact pull in the manifest (0.8.4's keys; bytes_transferred is now filled)."""
+
+    __repr__ = attrs_repr
 
     label: str
     remote_path: str
@@ -66,6 +70,7 @@ class ArtifactRecord:
 
 @attrs.frozen
 class DeployMetadata:
+    __repr__ = attrs_repr
     local_git_sha: str | None = None
     local_git_dirty: bool | None = None
     local_git_branch: str | None = None
@@ -79,6 +84,8 @@ class DeployMetadata:
 @attrs.frozen
 class ManifestInput:
     """Everything the manifest records; the use case fills it as the run goes."""
+
+    __repr__ = attrs_repr
 
     job_name: str
     run_id: str

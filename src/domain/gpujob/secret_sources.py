@@ -11,12 +11,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.gpujob.templates import RenderedSecret
 
 
 @attrs.frozen
 class MissingSecretSource:
     """One secret whose source is missing: its index in `secrets` and a one-line reason."""
+
+    __repr__ = attrs_repr
 
     index: int
     name: str

@@ -25,6 +25,8 @@ from typing import Any, NewType
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 __all__ = [
     "DEFAULT_FAILURE_MARKERS",
     "DEFAULT_PROVIDER",
@@ -120,12 +122,14 @@ class LifecycleAction(enum.StrEnum):
 
 @attrs.frozen
 class LocalSpec:
+    __repr__ = attrs_repr
     project_root: str = "."
     required_paths: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class PodSpec:
+    __repr__ = attrs_repr
     image: NonEmptyStr
     datacenters: tuple[NonEmptyStr, ...]
     gpu_order: tuple[NonEmptyStr, ...]
@@ -143,6 +147,7 @@ class PodSpec:
 
 @attrs.frozen
 class StorageSpec:
+    __repr__ = attrs_repr
     mode: StorageMode
     volume_mount: str = "/workspace"
     volume_name: str | None = None
@@ -151,6 +156,7 @@ class StorageSpec:
 
 @attrs.frozen
 class BudgetSpec:
+    __repr__ = attrs_repr
     cost_cap_usd: PositiveFloat = PositiveFloat(10.0)
     assumed_hourly_rate_usd: PositiveFloat = PositiveFloat(1.65)
     max_runtime_minutes: PositiveInt | None = None
@@ -169,6 +175,8 @@ class BudgetSpec:
 class RemoteEnvSpec:
     """Sourced files and exports prefixed to commands that set `with_env: true`."""
 
+    __repr__ = attrs_repr
+
     source_files: tuple[str, ...] = ()
     exports: Mapping[Identifier, str] = attrs.field(factory=dict)
 
@@ -176,6 +184,8 @@ class RemoteEnvSpec:
 @attrs.frozen
 class CommandSpec:
     """One `setup[]` or `preflight[]` entry."""
+
+    __repr__ = attrs_repr
 
     command: NonBlankStr
     timeout_sec: PositiveInt = PositiveInt(600)
@@ -185,6 +195,8 @@ class CommandSpec:
 @attrs.frozen
 class StagingSpec:
     """One rsync push from the workstation to the pod."""
+
+    __repr__ = attrs_repr
 
     label: NonEmptyStr
     source: NonEmptyStr
@@ -211,6 +223,8 @@ class SecretSpec:
     checked at parse time).
     """
 
+    __repr__ = attrs_repr
+
     name: NonEmptyStr
     destination: AbsoluteOrTemplatePath
     env: tuple[Identifier, ...] = ()
@@ -234,6 +248,7 @@ def secret_env_keys(env: Sequence[str], var_name: str | None) -> tuple[tuple[str
 
 @attrs.frozen
 class RunSpec:
+    __repr__ = attrs_repr
     script_path: AbsoluteOrTemplatePath
     log_path: AbsoluteOrTemplatePath
     success_marker: NonEmptyStr
@@ -244,6 +259,8 @@ class RunSpec:
 @attrs.frozen
 class ArtifactSpec:
     """One rsync pull from the pod; a relative `local_path` is under the project root."""
+
+    __repr__ = attrs_repr
 
     label: NonEmptyStr
     remote_path: NonEmptyStr
@@ -256,12 +273,14 @@ class ArtifactSpec:
 
 @attrs.frozen
 class LifecycleSpec:
+    __repr__ = attrs_repr
     on_success: LifecycleAction = LifecycleAction.DELETE
     on_failure: LifecycleAction = LifecycleAction.STOP
 
 
 @attrs.frozen
 class TelemetrySpec:
+    __repr__ = attrs_repr
     enabled: bool = True
     sample_interval_sec: SampleInterval = SampleInterval(30)
     capture_nvidia_smi: bool = True
@@ -275,6 +294,8 @@ class TelemetrySpec:
 @attrs.frozen
 class JobSpec:
     """A whole runpod-deploy config, as written (templates not yet rendered)."""
+
+    __repr__ = attrs_repr
 
     name: NonEmptyStr
     pod: PodSpec

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
 # RunPod's volume-disk rates (runpod/docs pods/storage/types.mdx, "Cost"): $0.10/GB/month while
@@ -99,6 +100,8 @@ def storage_cost(volume_gb: int | None, usd_per_gb_month: float) -> tuple[float,
 class VolumeRates:
     """USD per GB-month of a pod's volume disk, while it runs and once it is stopped."""
 
+    __repr__ = attrs_repr
+
     running: float
     stopped: float
 
@@ -131,6 +134,8 @@ def release_command(*, pod_id: str, provider: str, state_file: str | None) -> st
 class StalePod:
     """One pod in the `ls-stale` table: stopped (its disk bills) or running (everything bills)."""
 
+    __repr__ = attrs_repr
+
     pod_id: str
     name: str
     volume_gb: int | None
@@ -147,6 +152,8 @@ class StalePod:
 class DanglingPointer:
     """A state file whose pod no longer exists (safe to delete the file)."""
 
+    __repr__ = attrs_repr
+
     state_file: str
     pod_id: str
     provider: str
@@ -154,6 +161,7 @@ class DanglingPointer:
 
 @attrs.frozen
 class StaleReport:
+    __repr__ = attrs_repr
     pods: tuple[StalePod, ...]
     dangling: tuple[DanglingPointer, ...]
 
@@ -302,6 +310,8 @@ def stale_json(report: StaleReport) -> dict[str, object]:
 class KeptWarm:
     """A pointer that keeps its pod for a later run: `recycle`, or a lifecycle we cannot tell."""
 
+    __repr__ = attrs_repr
+
     pod_id: str
     state_file: str
     reason: str
@@ -319,6 +329,8 @@ def kept_warm(*, pod_id: str, state_file: str, lifecycle_action: str | None) -> 
 @attrs.frozen
 class BulkSelection:
     """What `cleanup --all-stopped` deletes, and what it leaves alone and why."""
+
+    __repr__ = attrs_repr
 
     delete: tuple[PodStatus, ...]
     not_ours: tuple[PodStatus, ...]

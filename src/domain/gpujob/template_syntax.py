@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PegboardError
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -33,11 +34,13 @@ class TemplateError(PegboardError, ValueError):
 
 @attrs.frozen
 class Literal:
+    __repr__ = attrs_repr
     text: str
 
 
 @attrs.frozen
 class Placeholder:
+    __repr__ = attrs_repr
     name: str
 
 
@@ -164,6 +167,7 @@ _DELIMITER_END = frozenset(" \t\n;&|<>()")
 
 @attrs.define
 class _Heredoc:
+    __repr__ = attrs_repr
     delimiter: str
     quoted: bool
     strip_tabs: bool
@@ -172,6 +176,8 @@ class _Heredoc:
 @attrs.define
 class _ShellScanner:
     """A small bash lexer: just enough state to know how a value must be quoted here."""
+
+    __repr__ = attrs_repr
 
     stack: list[str] = attrs.field(factory=lambda: [_UNQUOTED])
     depth: list[int] = attrs.field(factory=list)  # paren depth per open $( )

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.gpujob.spec import JobSpec, SecretSpec, secret_env_keys
@@ -82,6 +83,8 @@ def run_dir_name(now: datetime, unique_suffix: str) -> str:
 @attrs.frozen
 class RunBuiltins:
     """The values the environment supplies; everything else comes from the spec."""
+
+    __repr__ = attrs_repr
 
     config_path: str  # absolute
     project_root: str  # absolute, resolved from local.project_root
@@ -148,6 +151,7 @@ def default_state_file(
 
 @attrs.frozen
 class RenderedCommand:
+    __repr__ = attrs_repr
     command: str
     timeout_sec: int
     with_env: bool
@@ -155,6 +159,7 @@ class RenderedCommand:
 
 @attrs.frozen
 class RenderedStaging:
+    __repr__ = attrs_repr
     label: str
     source: str  # absolute local path; a trailing slash is kept (rsync semantics)
     destination: str
@@ -164,6 +169,7 @@ class RenderedStaging:
 
 @attrs.frozen
 class RenderedSecret:
+    __repr__ = attrs_repr
     name: str
     destination: str
     env: tuple[str, ...]
@@ -178,6 +184,7 @@ class RenderedSecret:
 
 @attrs.frozen
 class RenderedRemoteEnv:
+    __repr__ = attrs_repr
     source_files: tuple[str, ...]
     exports: Mapping[str, str]
 
@@ -190,6 +197,7 @@ class RenderedRemoteEnv:
 
 @attrs.frozen
 class RenderedRun:
+    __repr__ = attrs_repr
     script_path: str
     log_path: str
     success_marker: str
@@ -199,6 +207,7 @@ class RenderedRun:
 
 @attrs.frozen
 class RenderedArtifact:
+    __repr__ = attrs_repr
     label: str
     remote_path: str
     local_path: str  # absolute
@@ -210,6 +219,8 @@ class RenderedArtifact:
 @attrs.frozen
 class RenderedJob:
     """Everything a run needs from the config, with every template already rendered."""
+
+    __repr__ = attrs_repr
 
     spec: JobSpec  # raw values of the fields that are not templated (pod, storage, budget, ...)
     job_name: str
@@ -595,6 +606,7 @@ class _Renderer:
 
 @attrs.frozen
 class _Where:
+    __repr__ = attrs_repr
     path: KeyPath
     flag: str | None = None
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
@@ -37,6 +38,8 @@ def _nothing_to_stamp(pod_id: str, action: str) -> None:
 @attrs.frozen
 class Backend:
     """One provider: its GpuCloud and how to reach a pod's shell and files."""
+
+    __repr__ = attrs_repr
 
     cloud: GpuCloud
     open_shell: Callable[[PodStatus], RemoteShell]

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 __all__ = [
     "FileSync",
     "TransferResult",
@@ -23,6 +25,8 @@ __all__ = [
 @attrs.frozen
 class TransferResult:
     """What moved: bytes of file data transferred and the number of files transferred."""
+
+    __repr__ = attrs_repr
 
     bytes_transferred: int
     files: int

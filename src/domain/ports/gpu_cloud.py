@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PortError, Transient
 
 __all__ = [
@@ -60,6 +61,8 @@ class CreateOutcomeUnknown(Transient):
 class GpuStock:
     """Stock of one GPU type in one datacenter: high, medium, low or none."""
 
+    __repr__ = attrs_repr
+
     gpu_id: str
     datacenter_id: str
     stock: str
@@ -77,6 +80,8 @@ class NetworkVolume:
     so (this machine stands in for every datacenter); RunPod volumes always live in one.
     """
 
+    __repr__ = attrs_repr
+
     volume_id: str
     name: str
     datacenter_id: str | None
@@ -86,6 +91,8 @@ class NetworkVolume:
 @attrs.frozen
 class PodRequest:
     """Everything needed to create one pod."""
+
+    __repr__ = attrs_repr
 
     name: str
     image: str
@@ -108,6 +115,8 @@ class PodRequest:
 class PodHandle:
     """What create returns: the pod id exists the moment the call returns."""
 
+    __repr__ = attrs_repr
+
     pod_id: str
     name: str
 
@@ -124,6 +133,8 @@ class PodStatus:
     `open_shell`/`open_sync` (RunPod and ssh: an adapters.ssh_endpoint.SshEndpoint; local: the
     pod's directories). None: not reachable (yet, or any more).
     """
+
+    __repr__ = attrs_repr
 
     pod_id: str
     name: str

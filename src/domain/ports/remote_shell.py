@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.errors import PortError
 
 __all__ = [
@@ -41,6 +42,8 @@ class HostKeyRejected(PortError):
 class CommandResult:
     """Exit code and the complete stdout and stderr of one command."""
 
+    __repr__ = attrs_repr
+
     exit_code: int
     stdout: bytes
     stderr: bytes
@@ -55,6 +58,8 @@ class DetachedStatus:
     Neither (not running, exit_code None): the script vanished without recording a status
     (killed with its wrapper, pod rebooted).
     """
+
+    __repr__ = attrs_repr
 
     running: bool
     exit_code: int | None = None

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
 from .section import DEFAULT_SCHEDULE_TIMEOUT_SEC
 
@@ -14,6 +16,8 @@ from .section import DEFAULT_SCHEDULE_TIMEOUT_SEC
 class KubernetesLocator:
     """Where the kubernetes provider's pods are: a cluster (kubeconfig context, None: the
     current one or in-cluster) and a namespace (None: the context's, else default)."""
+
+    __repr__ = attrs_repr
 
     context: str | None = None
     namespace: str | None = None

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import attrs
 
+from pegboard.domain.attrs_methods import attrs_repr
+
 
 @attrs.frozen
 class LocalLocator:
     """Where the local provider's pods are: `pods_root` (None: this process's default)."""
+
+    __repr__ = attrs_repr
 
     pods_root: str | None = None

@@ -5,12 +5,15 @@ from __future__ import annotations
 import attrs
 
 from pegboard.adapters.ssh_section import MAX_CONNECT_TIMEOUT_SEC
+from pegboard.domain.attrs_methods import attrs_repr
 from pegboard.domain.gpujob.provider_plugin import NOT_RECORDED
 
 
 @attrs.frozen
 class SshLocator:
     """Where the ssh provider's pods are: one machine, and how to log in to it."""
+
+    __repr__ = attrs_repr
 
     host: str | None = None
     known_hosts: str | None = None  # the pinned host key file

@@ -391,14 +391,20 @@ def test_the_detach_snippet_runs_mkdir_and_rm_only_when_there_is_work(tmp_path: 
         return ran.read_text().split() if ran.exists() else []
 
     fresh = tmp_path / "fresh"
+    status = fresh / "j.status"
+
+    def ended() -> None:  # that launch's job has recorded its status
+        for _ in range(500):
+            if status.exists():
+                return
+            time.sleep(0.01)
+        raise AssertionError("the job recorded no status")
+
     assert launch(fresh) == ["mkdir", "mkdir"]  # its directory, then the records' one
-    (fresh / "j.status").write_text("0\n")  # a previous run's status: removed first
-    assert launch(fresh) == ["rm"]
-    for _ in range(200):  # that job's own status, once it is written
-        if (fresh / "j.status").exists():
-            break
-        time.sleep(0.01)
-    (fresh / "j.status").unlink()
+    ended()
+    assert launch(fresh) == ["rm"]  # the previous job's status goes first
+    ended()
+    status.unlink()
     assert launch(fresh) == []  # nothing to make, nothing stale: neither tool runs
 
 

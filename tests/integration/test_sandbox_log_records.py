@@ -113,3 +113,33 @@ def test_the_decoder_restores_the_exact_bytes(stamped: bytes, size: int) -> None
         decoder = TimestampedLogDecoder(fast=fast)
         out = b"".join(decoder.feed(stamped[i : i + size]) for i in range(0, len(stamped), size))
         assert out + decoder.finish() == EXPECTED
+
+
+def test_a_deleted_pods_log_is_freed_by_the_kubelets_cleanup_not_by_the_delete(
+    sandbox: KubernetesSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The apiserver answers a DELETE without waiting for the kubelet's container GC
+    (pkg/kubelet/kuberuntime/kuberuntime_gc.go removes the log files later): freeing a big log
+    is the cleanup thread's work, never the request's."""
+    import threading
+    import time
+
+    from pegboard.adapters.sandboxes.kubernetes import logs
+    from pegboard.domain.ports.cluster import ResourceKind
+
+    released: list[str] = []
+    release = logs.ContainerLog.release
+
+    def recorded(self: logs.ContainerLog) -> None:
+        released.append(threading.current_thread().name)
+        release(self)
+
+    monkeypatch.setattr(logs.ContainerLog, "release", recorded)
+    cluster = KubernetesCluster(env={"KUBECONFIG": str(sandbox.kubeconfig_path)})
+    cluster.create(pod_manifest("to-delete", [sys.executable, "-c", WRITER]), namespace="default")
+    wait_phase(sandbox, "to-delete", "Succeeded")
+    cluster.delete(ResourceKind.POD, "to-delete", namespace="default")
+    deadline = time.monotonic() + 30
+    while not released and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert released == ["kubelet-cleanup"]

@@ -177,3 +177,14 @@ def test_kubelet_knobs_are_checked_and_kept_by_reset() -> None:
     assert faults.rotation() == RotationPolicy(max_bytes=4096, max_files=5, interval_seconds=10.0)
     with pytest.raises(ValueError, match="not kubelet knobs"):
         faults.configure_kubelet({"latency_ms": 1})
+
+
+def test_release_drops_the_output_and_ends_every_follower() -> None:
+    log = ContainerLog(Clock())
+    log.feed(b"one\ntwo\n")
+    log.feed(b"three\n")
+    start = log.start(LogQuery())
+    log.release()
+    assert log.size == 0 and log.content() == b""
+    chunks, ended = log.wait_chunks(start.index, 5.0)  # no wait: the log is closed
+    assert chunks == [] and ended

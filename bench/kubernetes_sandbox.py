@@ -22,6 +22,7 @@ from typing import Any
 import urllib3
 
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.adapters.sandboxes.kubernetes.server import keep_freed_memory
 
 LINE = "x" * 99
 
@@ -76,6 +77,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--log-mib", type=int, default=256)
     args = parser.parse_args()
+    keep_freed_memory()  # the sandbox runs in this process, as `squarepeg sandbox` does
     size = args.log_mib << 20
     script = f"yes {LINE} | head -c {size}"
     # Plain HTTP: this measures the server itself against a bare http.server, not TLS.

@@ -50,6 +50,7 @@ from _venv import baseline_squarepeg, our_bin
 
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.adapters.sandboxes.kubernetes.server import keep_freed_memory
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
 
@@ -423,6 +424,7 @@ def main() -> int:
         help="measure only this part (repeatable); default: all",
     )
     args = parser.parse_args()
+    keep_freed_memory()  # the sandboxes below run in this process, as `squarepeg sandbox` does
     parts = set(args.only or PARTS)
     ours = str(our_bin("squarepeg"))
     load_before = os.getloadavg()

@@ -171,3 +171,30 @@ def test_the_sandbox_reuses_what_a_log_batch_frees() -> None:
 
     # by default the heap shrinks after each batch and the next one faults ~5,000 pages back in
     assert page_faults("keep") * 4 < page_faults("default")
+
+
+def test_only_a_sandbox_in_its_own_process_tunes_malloc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve()` (the sandbox's own process) sets the allocator; a sandbox embedded in a test
+    process leaves the host's allocator as it was."""
+    from pegboard.adapters.sandboxes.kubernetes import sandbox as sandbox_module
+    from pegboard.adapters.sandboxes.kubernetes import server as server_module
+
+    calls: list[str] = []
+    monkeypatch.setattr(server_module, "keep_freed_memory", lambda: calls.append("server"))
+    monkeypatch.setattr(sandbox_module, "keep_freed_memory", lambda: calls.append("serve"))
+    with KubernetesSandbox(tls=False):
+        pass
+    assert calls == []
+    monkeypatch.setattr(sandbox_module, "KubernetesSandbox", _StopAtStart)
+    with pytest.raises(_Started):
+        sandbox_module.serve()
+    assert calls == ["serve"]
+
+
+class _Started(Exception):
+    pass
+
+
+class _StopAtStart:
+    def __init__(self, **kwargs: object) -> None:
+        raise _Started

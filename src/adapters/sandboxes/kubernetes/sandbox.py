@@ -31,7 +31,7 @@ from .lockdown import apply_documents, label_namespace, pod_security_labels, rea
 from .rbac import Rule, User, parse_rules
 from .reaper import SCRATCH_PREFIX, Reaper, hold_scratch_lock, sweep_abandoned_scratch
 from .scheduler import Scheduler
-from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer
+from .server import ApiState, Deletion, RecordedRequest, SandboxHTTPServer, keep_freed_memory
 from .stats import ServerStats
 from .store import EVENTS, JOBS, PODS, JsonObject, Store
 from .tls import LoopbackTls, make_loopback_tls
@@ -362,6 +362,7 @@ def serve(
 
     UsageError (one line) when the port is taken, the kubeconfig path is refused, or a user,
     level or object is not valid."""
+    keep_freed_memory()  # this process is the sandbox's own
     sandbox = KubernetesSandbox(
         port=port,
         kubeconfig_path=kubeconfig_path,

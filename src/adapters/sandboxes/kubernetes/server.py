@@ -160,7 +160,9 @@ def keep_freed_memory() -> bool:
     into a new ~1.3 MiB string, keeps a 4 MiB batch of them, sends it and frees it at once;
     a handler thread's heap then shrank past its trim threshold (madvise) and the next batch
     faulted every page back in, zeroed: ~30% of the sandbox's CPU serving a 256 MiB log.
-    Process-wide, once; a no-op elsewhere. Whether it was set."""
+    Process-wide, once; a no-op elsewhere. Whether it was set. Called only where the sandbox
+    owns its process (`serve()`, the benchmarks): an embedded sandbox leaves its host process's
+    allocator as it was."""
     import ctypes
 
     if sys.platform != "linux":
@@ -190,7 +192,6 @@ class SandboxHTTPServer(ThreadingHTTPServer):
         *,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        keep_freed_memory()
         self.state = state
         self.ssl_context = ssl_context
         super().__init__(address, ApiHandler)

@@ -27,10 +27,15 @@ def detach_command(
 ) -> str:
     """A command that starts `bash script_path` detached and prints its pid on stdout; with
     `record_dir`, an empty file named after the pid is made there first (what stopping the pod
-    kills), so the job is on record before anyone learns its pid."""
+    kills), so the job is on record before anyone learns its pid.
+
+    The log is emptied once, by the launcher (`: >`, so it exists before the pid is printed);
+    the job appends to it (O_APPEND): a log truncated while the job runs (logrotate's
+    copytruncate, a `: > job.log`) then goes on from its new end, where a second truncating
+    open would have the job write at its old offset, behind a hole of NUL bytes."""
     q = shlex.quote
     wrapper = (
-        'bash "$1" > "$2" 2>&1 < /dev/null; rc=$?; '
+        'bash "$1" >> "$2" 2>&1 < /dev/null; rc=$?; '
         'printf "%s\\n" "$rc" > "$3.tmp" && mv -f "$3.tmp" "$3"'
     )
     # Each external command costs the host a fork and an exec (a few ms, more under load):

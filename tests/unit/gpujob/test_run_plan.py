@@ -424,3 +424,31 @@ def test_group_alive_answers_for_live_ended_and_zombie_groups() -> None:
     )
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["0", "1", "1"], done.stderr
+
+
+def test_a_log_truncated_under_the_running_job_gets_no_hole_of_nul_bytes(tmp_path: Path) -> None:
+    """The job appends to its log: truncated while it runs (logrotate's copytruncate), the log
+    goes on from its new end. With the wrapper's own `>` (a second truncation, no O_APPEND) it
+    read b"\\0" * 6 + b"second\\n"."""
+    go = tmp_path / "go"
+    script = tmp_path / "job.sh"
+    script.write_text(f"echo first\nwhile [ ! -e {go} ]; do sleep 0.01; done\necho second\n")
+    log, status, pid = (tmp_path / f"j.{k}" for k in ("log", "status", "pid"))
+    log.write_bytes(b"a previous run's log\n")  # emptied by the launch, once
+    command = detach_command(
+        script_path=str(script), log_path=str(log), status_path=str(status), pid_path=str(pid)
+    )
+    subprocess.run(["bash", "-c", command], check=True, capture_output=True, timeout=10)
+    for _ in range(1000):
+        if log.read_bytes() == b"first\n":
+            break
+        time.sleep(0.01)
+    assert log.read_bytes() == b"first\n"
+    os.truncate(log, 0)
+    go.touch()
+    for _ in range(1000):
+        if status.exists():
+            break
+        time.sleep(0.01)
+    assert status.read_text() == "0\n"
+    assert log.read_bytes() == b"second\n"

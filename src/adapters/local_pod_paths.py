@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 DEFAULT_PODS_ROOT_ENV = "PEGBOARD_LOCAL_PODS_ROOT"
 
@@ -36,6 +36,8 @@ class LocalPodPaths:
     """The directories of one local pod."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pods_root: Path
     pod_id: str

@@ -35,7 +35,7 @@ import attrs
 from pegboard.adapters.ssh_errors import describe_error, describe_target, map_connect_error
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_keys import load_keys
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PortError, Transient, Unauthorized
 
 
@@ -60,6 +60,8 @@ class SshTarget:
     """Where to connect and as whom. `pod` names the machine in messages."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     host: str
     port: int = 22
@@ -77,6 +79,8 @@ class Backoff:
     """Reconnect schedule: delays double from `first` up to `cap`, for at most `budget` s."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     first: float = 0.1
     cap: float = 5.0

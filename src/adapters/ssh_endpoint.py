@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import Transient
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
@@ -18,6 +18,8 @@ class SshEndpoint:
     """Where the pod's sshd listens, once published."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     host: str
     port: int

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath
 from pegboard.domain.gpujob.provider_plugin import ConfigSection
 from pegboard.domain.gpujob.spec import NonEmptyStr, PositiveInt
@@ -34,6 +34,8 @@ MAX_CONNECT_TIMEOUT_SEC = 10.0
 @attrs.frozen
 class SshSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     key_path: str = "~/.ssh/id_ed25519"
     use_agent: bool = False
     # pod.provider: ssh only: the machine, and where its per-run workspaces are claimed.

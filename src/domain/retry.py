@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 Jitter = Callable[[float], float]
 
@@ -28,6 +28,8 @@ class Backoff:
     """Delays before attempt 1, 2, ...; at most `attempts_per_outage` attempts an outage."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     first_delay: float = 0.2
     factor: float = 2.0
@@ -46,6 +48,7 @@ class RetryBudget:
     """Counts attempts within the current outage."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
 
     policy: Backoff = Backoff()
     attempts: int = 0

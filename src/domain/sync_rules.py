@@ -13,12 +13,14 @@ from collections.abc import Sequence
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 
 @attrs.frozen
 class _Rule:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     regex: re.Pattern[str]
     dirs_only: bool
 
@@ -88,6 +90,8 @@ class ChmodSpec:
     """A numeric rsync --chmod spec: modes for files and for directories (None: unchanged)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     file_mode: int | None
     dir_mode: int | None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PortError
 from pegboard.domain.gpujob.records import ArtifactRecord
 from pegboard.domain.gpujob.templates import RenderedArtifact, RenderedJob
@@ -28,6 +28,8 @@ class Pulled:
     """One manifest row per artifact, and the required ones that failed (success path only)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     artifacts: list[ArtifactRecord]
     required_failures: list[str]

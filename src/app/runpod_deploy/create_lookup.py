@@ -16,7 +16,7 @@ import logging
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import Forbidden, Invalid, NotFound, PortError, Unauthorized
 from pegboard.domain.gpujob.stale import release_command
 from pegboard.domain.ports.clock import Clock
@@ -38,6 +38,8 @@ class NameLookup:
     failed until the deadline (`error` says the last failure)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pods: tuple[PodStatus, ...] | None
     error: str | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import NotFound, PortError, Unauthorized
 from pegboard.domain.gpujob.monitor import LogMonitor, Outcome, StepEvent, Verdict
 from pegboard.domain.gpujob.plan import RunBudget
@@ -258,6 +258,8 @@ def secret_payload(
 @attrs.frozen
 class JobPaths:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     script: str
     log: str
     status: str
@@ -282,6 +284,8 @@ def launch(shell: RemoteShell, run: RenderedRun, paths: JobPaths) -> int:
 @attrs.frozen
 class MonitorResult:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     verdict: Verdict
     log_bytes: int
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.ports.clock import Clock
@@ -34,6 +34,8 @@ class PodCommandDeps:
     """What the pod-side commands need from the outside world (the container builds it)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     providers: ProviderRegistry  # the registered providers (names, sections, capabilities)
     backend_for: BackendFor

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.gpujob.plan import Phase, RunBudget
 from pegboard.domain.gpujob.provisioning import Candidate
@@ -49,6 +49,8 @@ class RunPointers:
     release commands name, never another run's pod)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     config: PodPointer
     run: PodPointer
@@ -59,6 +61,8 @@ class RunContext:
     """What one run knows once its config has loaded; the same for every phase."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     request: RunRequest
     deps: RunDeps
@@ -202,6 +206,7 @@ class PodClaim:
     """The pod this run holds (None until one exists), and the candidate it was made on."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
 
     pod_id: str | None = None
     candidate: Candidate | None = None
@@ -243,6 +248,8 @@ class PodSession:
     """What the ready phase produced: the pod answering, its shell and file sync."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     status: PodStatus
     shell: RemoteShell
@@ -255,6 +262,7 @@ class RunRecord:
     """What the phases produced, for the cleanup after them and for the manifest."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
 
     job: RenderedJob  # re-rendered once the pod says where its volume really is
     metadata: DeployMetadata = attrs.field(factory=DeployMetadata)

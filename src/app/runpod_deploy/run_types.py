@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.provider_registry import ProviderRegistry
@@ -50,6 +50,8 @@ class RunRequest:
     """`runpod-deploy run` flags."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     config_path: Path
     cli_vars: Mapping[str, str] = attrs.field(factory=dict)
@@ -68,6 +70,8 @@ class RunRequest:
 @attrs.frozen
 class RunResult:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     exit_code: int
     outcome: str
     run_dir: str | None
@@ -92,6 +96,8 @@ class Timing:
     """How often the run looks at things (tests and the bench shorten them)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     follow_heartbeat_sec: float = 0.1
     probe_interval_sec: float = 0.25  # a dead script is noticed within about this long
@@ -117,6 +123,8 @@ class RunDeps:
     """What the `run` use case needs from the outside world (the container builds it)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     read_document: ReadDocument
     providers: ProviderRegistry  # pod.provider's values, sections and capabilities

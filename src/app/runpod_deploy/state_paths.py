@@ -16,7 +16,7 @@ from pathlib import Path
 import attrs
 
 from pegboard.app.shared import xdg
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.templates import DEFAULT_STATE_DIR, LEGACY_STATE_DIR
 
 RUN_POINTERS_SUBDIR = "runs"
@@ -29,6 +29,8 @@ class StatePaths:
     """Where this user's pod pointers are: `directory` is written, the legacy places only read."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     directory: Path  # $XDG_STATE_HOME/runpod-deploy, default ~/.local/state/runpod-deploy
     legacy_directory: Path  # ~/.runpod-deploy/state (earlier pegboard releases)

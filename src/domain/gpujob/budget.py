@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import SourceDocument
 from pegboard.domain.errors import ConfigError, ConfigProblem, UsageError
 from pegboard.domain.gpujob.spec import BudgetSpec, JobSpec
@@ -28,6 +28,8 @@ class BudgetEstimate:
     """What the config allows: the deadline and its cost at the assumed rate."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     cost_cap_usd: float
     assumed_hourly_rate_usd: float

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.gpujob.budget import (
@@ -56,6 +56,8 @@ class JobConfig:
     and the budget the config allows."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     document: SourceDocument
     spec: JobSpec
@@ -171,6 +173,8 @@ def _check_local_paths(document: SourceDocument, spec: JobSpec, job: RenderedJob
 @attrs.frozen
 class PlannedSecret:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     name: str
     destination: str
 
@@ -183,6 +187,8 @@ class JobPlan:
     to files on the pod), but a value you put in a command yourself does."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pod: PodRequest  # what would be created (the run id is the pod's name)
     network_volume_name: str | None  # looked up when provisioning (its datacenter wins)

@@ -21,7 +21,7 @@ import re
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.ports.remote_shell import DetachedStatus
 
 SUCCESS_EXIT_GRACE_SEC = 3.0
@@ -37,6 +37,8 @@ class Outcome(enum.StrEnum):
 @attrs.frozen
 class Verdict:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     outcome: Outcome
     reason: str
     exit_code: int | None = None
@@ -45,6 +47,8 @@ class Verdict:
 @attrs.frozen
 class StepEvent:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     event: str  # remote_step_started | remote_step_completed
     name: str
 

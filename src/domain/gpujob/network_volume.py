@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PegboardError
 from pegboard.domain.gpujob.spec import JobSpec, StorageMode
 from pegboard.domain.ports.gpu_cloud import NetworkVolume
@@ -28,6 +28,8 @@ class VolumePlacement:
     """Where the pod may go: the datacenters kept (in config order) and the ones skipped."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     volume: NetworkVolume
     datacenters: tuple[str, ...]

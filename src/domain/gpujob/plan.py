@@ -10,7 +10,7 @@ import shlex
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.spec import DEFAULT_PROVIDER, JobSpec, LifecycleAction
 from pegboard.domain.gpujob.stale import (
     DAYS_PER_MONTH,
@@ -55,6 +55,8 @@ class RunBudget:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     started_at: float
     cost_cap_usd: float

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Generic, TypeVar
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.backend import Backend
@@ -52,6 +52,8 @@ class BuildContext:
     """What the composition root hands a plugin's `build`: the outside world, as values."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     environ: Mapping[str, str]
     home: str
@@ -67,6 +69,8 @@ class LocatorContext:
     """What `run` hands a plugin's `locator_from_config`."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     home: str
     run_pointer: Path  # this run's pointer: files beside it belong to the run (pinned host keys)
@@ -84,6 +88,8 @@ class ConfigSection:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     key: str
     type: type
@@ -103,6 +109,8 @@ class ProviderPlugin(Generic[L]):
     """One provider of pods (`pod.provider: <name>`)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: str
     summary: str  # one line: what its pods are (docs, --help)

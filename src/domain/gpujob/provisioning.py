@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.spec import JobSpec
 from pegboard.domain.ports.gpu_cloud import (
     POD_EXITED,
@@ -42,6 +42,8 @@ AVAILABLE_STOCK = frozenset({"high", "medium", "low"})
 @attrs.frozen
 class Candidate:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     gpu_id: str
     datacenter_id: str
     stock: str | None = None  # None: not looked up (override or offline)
@@ -51,6 +53,8 @@ class Candidate:
 @attrs.frozen
 class Skipped:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     gpu_id: str
     datacenter_id: str
     reason: str
@@ -61,6 +65,8 @@ class CandidatePlan:
     """Candidates to try in order, and what was skipped and why."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     candidates: tuple[Candidate, ...]
     skipped: tuple[Skipped, ...]
@@ -154,6 +160,8 @@ class ResumeDecision:
     """What to do with the pod a `recycle` state file points at."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     resume: bool
     terminate_old: bool

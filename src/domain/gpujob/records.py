@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 MANIFEST_NAME = "runpod_deploy_pull_manifest.json"
 EVENTS_NAME = "events.jsonl"
@@ -37,6 +37,8 @@ class ArtifactRecord:
     """One artifact pull in the manifest (0.8.4's keys; bytes_transferred is now filled)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     label: str
     remote_path: str
@@ -71,6 +73,8 @@ class ArtifactRecord:
 @attrs.frozen
 class DeployMetadata:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     local_git_sha: str | None = None
     local_git_dirty: bool | None = None
     local_git_branch: str | None = None
@@ -86,6 +90,8 @@ class ManifestInput:
     """Everything the manifest records; the use case fills it as the run goes."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     job_name: str
     run_id: str

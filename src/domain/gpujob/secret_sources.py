@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.templates import RenderedSecret
 
 
@@ -20,6 +20,8 @@ class MissingSecretSource:
     """One secret whose source is missing: its index in `secrets` and a one-line reason."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     index: int
     name: str

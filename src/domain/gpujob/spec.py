@@ -25,7 +25,7 @@ from typing import Any, NewType
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "DEFAULT_FAILURE_MARKERS",
@@ -123,6 +123,8 @@ class LifecycleAction(enum.StrEnum):
 @attrs.frozen
 class LocalSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     project_root: str = "."
     required_paths: tuple[str, ...] = ()
 
@@ -130,6 +132,8 @@ class LocalSpec:
 @attrs.frozen
 class PodSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     image: NonEmptyStr
     datacenters: tuple[NonEmptyStr, ...]
     gpu_order: tuple[NonEmptyStr, ...]
@@ -148,6 +152,8 @@ class PodSpec:
 @attrs.frozen
 class StorageSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     mode: StorageMode
     volume_mount: str = "/workspace"
     volume_name: str | None = None
@@ -157,6 +163,8 @@ class StorageSpec:
 @attrs.frozen
 class BudgetSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     cost_cap_usd: PositiveFloat = PositiveFloat(10.0)
     assumed_hourly_rate_usd: PositiveFloat = PositiveFloat(1.65)
     max_runtime_minutes: PositiveInt | None = None
@@ -176,6 +184,8 @@ class RemoteEnvSpec:
     """Sourced files and exports prefixed to commands that set `with_env: true`."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     source_files: tuple[str, ...] = ()
     exports: Mapping[Identifier, str] = attrs.field(factory=dict)
@@ -186,6 +196,8 @@ class CommandSpec:
     """One `setup[]` or `preflight[]` entry."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     command: NonBlankStr
     timeout_sec: PositiveInt = PositiveInt(600)
@@ -197,6 +209,8 @@ class StagingSpec:
     """One rsync push from the workstation to the pod."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     label: NonEmptyStr
     source: NonEmptyStr
@@ -224,6 +238,8 @@ class SecretSpec:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: NonEmptyStr
     destination: AbsoluteOrTemplatePath
@@ -249,6 +265,8 @@ def secret_env_keys(env: Sequence[str], var_name: str | None) -> tuple[tuple[str
 @attrs.frozen
 class RunSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     script_path: AbsoluteOrTemplatePath
     log_path: AbsoluteOrTemplatePath
     success_marker: NonEmptyStr
@@ -261,6 +279,8 @@ class ArtifactSpec:
     """One rsync pull from the pod; a relative `local_path` is under the project root."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     label: NonEmptyStr
     remote_path: NonEmptyStr
@@ -274,6 +294,8 @@ class ArtifactSpec:
 @attrs.frozen
 class LifecycleSpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     on_success: LifecycleAction = LifecycleAction.DELETE
     on_failure: LifecycleAction = LifecycleAction.STOP
 
@@ -281,6 +303,8 @@ class LifecycleSpec:
 @attrs.frozen
 class TelemetrySpec:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     enabled: bool = True
     sample_interval_sec: SampleInterval = SampleInterval(30)
     capture_nvidia_smi: bool = True
@@ -296,6 +320,8 @@ class JobSpec:
     """A whole runpod-deploy config, as written (templates not yet rendered)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: NonEmptyStr
     pod: PodSpec

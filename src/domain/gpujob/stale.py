@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.ports.gpu_cloud import PodStatus
 
 # RunPod's volume-disk rates (runpod/docs pods/storage/types.mdx, "Cost"): $0.10/GB/month while
@@ -101,6 +101,8 @@ class VolumeRates:
     """USD per GB-month of a pod's volume disk, while it runs and once it is stopped."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     running: float
     stopped: float
@@ -135,6 +137,8 @@ class StalePod:
     """One pod in the `ls-stale` table: stopped (its disk bills) or running (everything bills)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pod_id: str
     name: str
@@ -153,6 +157,8 @@ class DanglingPointer:
     """A state file whose pod no longer exists (safe to delete the file)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     state_file: str
     pod_id: str
@@ -162,6 +168,8 @@ class DanglingPointer:
 @attrs.frozen
 class StaleReport:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     pods: tuple[StalePod, ...]
     dangling: tuple[DanglingPointer, ...]
 
@@ -311,6 +319,8 @@ class KeptWarm:
     """A pointer that keeps its pod for a later run: `recycle`, or a lifecycle we cannot tell."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pod_id: str
     state_file: str
@@ -331,6 +341,8 @@ class BulkSelection:
     """What `cleanup --all-stopped` deletes, and what it leaves alone and why."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     delete: tuple[PodStatus, ...]
     not_ours: tuple[PodStatus, ...]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PegboardError
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -35,12 +35,16 @@ class TemplateError(PegboardError, ValueError):
 @attrs.frozen
 class Literal:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     text: str
 
 
 @attrs.frozen
 class Placeholder:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     name: str
 
 
@@ -168,6 +172,7 @@ _DELIMITER_END = frozenset(" \t\n;&|<>()")
 @attrs.define
 class _Heredoc:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
     delimiter: str
     quoted: bool
     strip_tabs: bool
@@ -178,6 +183,7 @@ class _ShellScanner:
     """A small bash lexer: just enough state to know how a value must be quoted here."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
 
     stack: list[str] = attrs.field(factory=lambda: [_UNQUOTED])
     depth: list[int] = attrs.field(factory=list)  # paren depth per open $( )

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath, SourceDocument, format_key_path
 from pegboard.domain.errors import ConfigError, ConfigProblem
 from pegboard.domain.gpujob.spec import JobSpec, SecretSpec, secret_env_keys
@@ -85,6 +85,8 @@ class RunBuiltins:
     """The values the environment supplies; everything else comes from the spec."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     config_path: str  # absolute
     project_root: str  # absolute, resolved from local.project_root
@@ -152,6 +154,8 @@ def default_state_file(
 @attrs.frozen
 class RenderedCommand:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     command: str
     timeout_sec: int
     with_env: bool
@@ -160,6 +164,8 @@ class RenderedCommand:
 @attrs.frozen
 class RenderedStaging:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     label: str
     source: str  # absolute local path; a trailing slash is kept (rsync semantics)
     destination: str
@@ -170,6 +176,8 @@ class RenderedStaging:
 @attrs.frozen
 class RenderedSecret:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     name: str
     destination: str
     env: tuple[str, ...]
@@ -185,6 +193,8 @@ class RenderedSecret:
 @attrs.frozen
 class RenderedRemoteEnv:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     source_files: tuple[str, ...]
     exports: Mapping[str, str]
 
@@ -198,6 +208,8 @@ class RenderedRemoteEnv:
 @attrs.frozen
 class RenderedRun:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     script_path: str
     log_path: str
     success_marker: str
@@ -208,6 +220,8 @@ class RenderedRun:
 @attrs.frozen
 class RenderedArtifact:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     label: str
     remote_path: str
     local_path: str  # absolute
@@ -221,6 +235,8 @@ class RenderedJob:
     """Everything a run needs from the config, with every template already rendered."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     spec: JobSpec  # raw values of the fields that are not templated (pod, storage, budget, ...)
     job_name: str
@@ -607,6 +623,8 @@ class _Renderer:
 @attrs.frozen
 class _Where:
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     path: KeyPath
     flag: str | None = None
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import UsageError
 from pegboard.domain.ports.file_sync import FileSync
 from pegboard.domain.ports.gpu_cloud import GpuCloud, PodStatus
@@ -40,6 +40,8 @@ class Backend:
     """One provider: its GpuCloud and how to reach a pod's shell and files."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     cloud: GpuCloud
     open_shell: Callable[[PodStatus], RemoteShell]

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 __all__ = [
     "FileSync",
@@ -27,6 +27,8 @@ class TransferResult:
     """What moved: bytes of file data transferred and the number of files transferred."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     bytes_transferred: int
     files: int

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PortError, Transient
 
 __all__ = [
@@ -62,6 +62,8 @@ class GpuStock:
     """Stock of one GPU type in one datacenter: high, medium, low or none."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     gpu_id: str
     datacenter_id: str
@@ -81,6 +83,8 @@ class NetworkVolume:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     volume_id: str
     name: str
@@ -93,6 +97,8 @@ class PodRequest:
     """Everything needed to create one pod."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     name: str
     image: str
@@ -116,6 +122,8 @@ class PodHandle:
     """What create returns: the pod id exists the moment the call returns."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pod_id: str
     name: str
@@ -135,6 +143,8 @@ class PodStatus:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     pod_id: str
     name: str

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.errors import PortError
 
 __all__ = [
@@ -43,6 +43,8 @@ class CommandResult:
     """Exit code and the complete stdout and stderr of one command."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     exit_code: int
     stdout: bytes
@@ -60,6 +62,8 @@ class DetachedStatus:
     """
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     running: bool
     exit_code: int | None = None

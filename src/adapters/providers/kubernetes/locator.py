@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
 from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
 from .section import DEFAULT_SCHEDULE_TIMEOUT_SEC
@@ -18,6 +18,8 @@ class KubernetesLocator:
     current one or in-cluster) and a namespace (None: the context's, else default)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     context: str | None = None
     namespace: str | None = None

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.documents import KeyPath
 from pegboard.domain.gpujob.provider_plugin import ConfigSection
 from pegboard.domain.gpujob.spec import NonEmptyStr, PositiveFloat, PositiveInt
@@ -32,6 +32,8 @@ class EphemeralVolume(enum.StrEnum):
 class KubernetesSpec:
     # None: the kubeconfig's current context, else the pod's service account (in-cluster).
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
     context: NonEmptyStr | None = None
     # None: the context's namespace, else `default`.
     namespace: NonEmptyStr | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from pegboard.adapters.ssh_section import MAX_CONNECT_TIMEOUT_SEC, SshSpec
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.provider_plugin import NOT_RECORDED
 
 
@@ -14,6 +14,8 @@ class RunPodLocator:
     """How to log in to this account's pods (the endpoint comes with each pod's status)."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     key_path: str | None = SshSpec().key_path  # `~/` is the process's home; None: agent only
     use_agent: bool = False

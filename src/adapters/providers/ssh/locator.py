@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from pegboard.adapters.ssh_section import MAX_CONNECT_TIMEOUT_SEC
-from pegboard.domain.attrs_methods import attrs_repr
+from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 from pegboard.domain.gpujob.provider_plugin import NOT_RECORDED
 
 
@@ -14,6 +14,8 @@ class SshLocator:
     """Where the ssh provider's pods are: one machine, and how to log in to it."""
 
     __repr__ = attrs_repr
+    __eq__ = attrs_eq
+    __hash__ = attrs_hash
 
     host: str | None = None
     known_hosts: str | None = None  # the pinned host key file

@@ -25,6 +25,8 @@ websocket-client, yaml and requests, which no other call needs.
 from __future__ import annotations
 
 import json
+import select
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -116,6 +118,11 @@ def exec_in_pod(
         ) from None
     except (WebSocketException, OSError) as exc:
         raise error_for_transport(exc, host=host) from exc
+    # One timeout on the socket, the exec's own, shared by both threads: the stdin feeder's
+    # sends wait for as long as the command takes to read (a short one would cut its stdin
+    # short, and it would then wait for the rest until the exec timed out); the reader waits
+    # for a frame in select, a poll at a time, so it still sees the deadline.
+    sock.settimeout(timeout)
     session = _Session(sock, v5=_subprotocol(sock) == _V5, where=where)
     try:
         if stdin is not None:
@@ -129,7 +136,6 @@ def _open(configuration: Any, url: str, headers: dict[str, str], timeout: float)
     """kubernetes.stream.ws_client.create_websocket (client 29 to 37: the headers it passes on,
     the TLS options it takes from the configuration, its proxy handling), with `timeout` on the
     connect, which create_websocket never passes (websocket-client then blocks without end)."""
-    import ssl
 
     import certifi
     from kubernetes.stream.ws_client import websocket_proxycare
@@ -237,11 +243,12 @@ class _Session:
                 if remaining <= 0:
                     raise ExecTimedOut(f"exec in {self._where} timed out after {timeout:g}s")
                 wait = min(wait, remaining)
-            self._sock.settimeout(wait)
+            if not self._readable(wait):
+                continue
             try:
                 opcode, frame = self._sock.recv_data_frame(True)
             except WebSocketTimeoutException:
-                continue
+                continue  # a frame cut short for the whole timeout: the deadline ends it
             except (WebSocketConnectionClosedException, OSError):
                 break  # the end (the status, if any, came before it)
             except WebSocketException as exc:
@@ -268,6 +275,19 @@ class _Session:
                 "exit status arrived"
             )
         return ExecResult(_exit_code(status, self._where), b"".join(out), b"".join(err))
+
+    def _readable(self, wait: float) -> bool:
+        """A frame (or its start, or the connection's end) is there to read within `wait`."""
+        raw = self._sock.sock
+        if raw is None:
+            return True  # closed: the read says so
+        if isinstance(raw, ssl.SSLSocket) and raw.pending():
+            return True  # decrypted bytes already buffered: select would not see them
+        try:
+            ready, _, _ = select.select([raw], [], [], wait)
+        except (OSError, ValueError):  # closed underneath
+            return True
+        return bool(ready)
 
     def close(self) -> None:
         self._stop.set()

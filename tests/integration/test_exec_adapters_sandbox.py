@@ -134,6 +134,25 @@ def test_shell_and_sync_work_over_v4(pod: ExecPod, v4_cluster: Any, tmp_path: Pa
     assert sorted(os.listdir(tmp_path / "dst")) == ["a.txt"]
 
 
+@pytest.mark.parametrize("protocol", ["v5", "v4"])
+def test_a_command_that_reads_its_stdin_late_still_gets_all_of_it(
+    pod: ExecPod, v4_cluster: Any, protocol: str
+) -> None:
+    """16 MiB fill every buffer on the way while the command sleeps: the stdin feeder's send
+    waits for the pod, for longer than the reader's one-second poll (that poll's timeout once
+    cut the feed short, and the command then waited for the rest until the exec timed out)."""
+    cluster = pod.cluster if protocol == "v5" else v4_cluster
+    size = 16 * MIB
+    result = cluster.exec(
+        pod.name,
+        ["sh", "-c", f"sleep 2; head -c {size} | wc -c"],
+        namespace=pod.namespace,
+        stdin=b"x" * size,
+        timeout=60,
+    )
+    assert (result.exit_code, result.stdout.strip()) == (0, str(size).encode())
+
+
 def test_a_timed_out_command_dies_with_its_children(pod: ExecPod, tmp_path: Path) -> None:
     shell = ExecShell(pod.cluster, namespace=pod.namespace, pod=pod.name)
     marker = tmp_path / "child.pid"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from pegboard.app.shared import call_trace
+from pegboard.testing.capture import process_state_kept
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -25,14 +24,7 @@ pytest_plugins = ["helpers.sshd", "helpers.runpod_sandbox"]
 
 @pytest.fixture(autouse=True)
 def _pegboard_logging_restored() -> Iterator[None]:
-    """An in-process CLI run (pegboard.testing, CliRunner) sets the `pegboard` logger's level
-    from -v/-q and adds its stderr handler, and -v switches call tracing on for the process: put
-    them back, so a later test on the same worker sees the defaults (a `-q` run left the logger
-    at WARNING, and a caplog.at_level(INFO) test on that xdist worker saw no records)."""
-    root = logging.getLogger("pegboard")
-    level, handlers = root.level, list(root.handlers)
-    observer = call_trace._observer
-    yield
-    root.setLevel(level)
-    root.handlers[:] = handlers
-    call_trace._observer = observer
+    """pegboard.testing's in-process runs put the process's logging back themselves; click's
+    CliRunner and direct `main()` calls in our tests do not: the same rule around every test."""
+    with process_state_kept():
+        yield

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -31,8 +32,28 @@ def _text_over_bytes() -> io.TextIOWrapper:
 @contextmanager
 def captured() -> Iterator[Captured]:
     out, err = _text_over_bytes(), _text_over_bytes()
-    with redirect_stdout(out), redirect_stderr(err):
+    with process_state_kept(), redirect_stdout(out), redirect_stderr(err):
         yield Captured(out, err)
+
+
+@contextmanager
+def process_state_kept() -> Iterator[None]:
+    """Put back what a CLI run sets for its whole process: the `pegboard` logger's level,
+    handlers and propagation (from -v/-q) and call tracing (-v). An in-process run inside a
+    user's test suite must leave the next test the defaults (a `-q` run left the logger at
+    WARNING, and a later caplog test saw no records)."""
+    from pegboard.app.shared import call_trace
+
+    logger = logging.getLogger("pegboard")
+    level, handlers, propagate = logger.level, list(logger.handlers), logger.propagate
+    observer = call_trace.observer()
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+        call_trace.restore(observer)
 
 
 def exit_code_of(main: Callable[[], None]) -> int:

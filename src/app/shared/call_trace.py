@@ -42,3 +42,9 @@ def disable() -> None:
 def observer() -> CallObserver | None:
     """What adapters should call per outside call, or None when -v was not given."""
     return _observer
+
+
+def restore(previous: CallObserver | None) -> None:
+    """Put back what `observer()` returned before an in-process CLI run (pegboard.testing)."""
+    global _observer
+    _observer = previous

@@ -14,6 +14,16 @@ same import pydantic is a stand-in module whose VERSION says "not 1.x": `provide
 its pydantic support off, as with pydantic 2 and no pydantic-settings (`Configuration.from_pydantic`,
 which pegboard never calls, then says pydantic-settings is missing).
 
+asyncio (with ssl, ~10-18 ms of every run) is imported by `providers` and `containers` only for
+their async mode: they bind `Future`, `ensure_future` and `gather` (called only when a provider
+returns an awaitable, which pegboard's never do) and read `asyncio.coroutines._COROUTINE_TYPES`
+(which results count as awaitables). For the same import asyncio is a stand-in: those three
+import the real asyncio when first called and hand it the call, and `_COROUTINE_TYPES` is
+CPython's own tuple for this version, so a provider's result is judged as before. The one
+difference: without `asyncio.coroutines._is_coroutine`, `providers` marks its Coroutine providers
+with `True` (its own fallback), so `asyncio.iscoroutinefunction` (deprecated) no longer says True
+of such a provider; pegboard has none.
+
 Kept on purpose (issue 18 item 3 asked whether the one composition root could do without it):
 in the dev install, where the extras bring FastAPI and pydantic-settings, a process that
 imports this module took 0.19-0.34 s, one that imports dependency-injector plainly 0.62-0.77 s
@@ -23,8 +33,10 @@ imports this module took 0.19-0.34 s, one that imports dependency-injector plain
 
 from __future__ import annotations
 
+import collections.abc
 import sys
 import types
+from typing import Any
 
 _OPTIONAL_INTEGRATIONS = ("fastapi", "fast_depends", "starlette", "werkzeug", "pydantic_settings")
 
@@ -38,9 +50,39 @@ if "pydantic" not in sys.modules:
     )
     _pydantic_stand_in.VERSION = "hidden"  # type: ignore[attr-defined]  # not "1.": no v1 fallback
     sys.modules["pydantic"] = _pydantic_stand_in
+
+
+def _real_asyncio(name: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import asyncio
+
+        return getattr(asyncio, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_asyncio_stand_ins: dict[str, types.ModuleType] = {}
+if "asyncio" not in sys.modules:
+    _asyncio = types.ModuleType("asyncio", "pegboard: hidden while dependency-injector loads")
+    for _attr in ("Future", "ensure_future", "gather"):
+        setattr(_asyncio, _attr, _real_asyncio(_attr))
+    _coroutines = types.ModuleType("asyncio.coroutines", _asyncio.__doc__)
+    # CPython's asyncio/coroutines.py: generators count until 3.12 (gh-102748)
+    _coroutines._COROUTINE_TYPES = (  # type: ignore[attr-defined]
+        (types.CoroutineType, types.GeneratorType, collections.abc.Coroutine)
+        if sys.version_info < (3, 12)
+        else (types.CoroutineType, collections.abc.Coroutine)
+    )
+    _asyncio.coroutines = _coroutines  # type: ignore[attr-defined]
+    _asyncio_stand_ins = {"asyncio": _asyncio, "asyncio.coroutines": _coroutines}
+    sys.modules.update(_asyncio_stand_ins)
 try:
     from dependency_injector import containers, providers
 finally:
+    for _name, _stand_in in _asyncio_stand_ins.items():
+        if sys.modules.get(_name) is _stand_in:
+            del sys.modules[_name]
     for _name in _hidden:
         if sys.modules.get(_name, sys) is None:
             del sys.modules[_name]

@@ -8,7 +8,7 @@ import attrs
 
 from pegboard.domain.attrs_methods import attrs_eq, attrs_hash, attrs_repr
 
-from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
+from .gpu_labels import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE
 from .section import DEFAULT_SCHEDULE_TIMEOUT_SEC
 
 

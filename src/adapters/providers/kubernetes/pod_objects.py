@@ -43,6 +43,8 @@ from pegboard.domain.ports.gpu_cloud import (
     PodStatus,
 )
 
+from .gpu_labels import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE, gpu_label_value
+
 __all__ = [
     "CONTAINER",
     "DEFAULT_GPU_LABEL",
@@ -68,10 +70,6 @@ __all__ = [
     "tool_selector",
 ]
 
-DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
-# The NVIDIA GPU feature discovery's label (gpu-feature-discovery, `nvidia.com/gpu.product`),
-# e.g. `NVIDIA-A100-SXM4-80GB`; GKE's is `cloud.google.com/gke-accelerator`.
-DEFAULT_GPU_LABEL = "nvidia.com/gpu.product"
 CONTAINER = "job"
 TOOL_LABEL = workspaces.TOOL_LABEL
 TOOL_VALUE = workspaces.TOOL_VALUE
@@ -89,7 +87,6 @@ KEEP_ALIVE = ("/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 &
 GRACE_PERIOD_SEC = 10
 
 _DNS_LABEL_CHAR = re.compile(r"[^a-z0-9-]+")
-_SPACES = re.compile(r"\s+")
 _MAX_NAME = 63
 
 
@@ -114,13 +111,6 @@ class GpuPodSettings:
     # Ephemeral storage with a volume size: a claim of the run's own (kept by stop), else an
     # emptyDir of that size (a cluster without dynamic provisioning; it ends with the pod).
     ephemeral_claims: bool = True
-
-
-def gpu_label_value(gpu_id: str) -> str:
-    """The node label value that names a GPU type: the gpu_order entry with each run of spaces as
-    one '-', as NVIDIA's GPU feature discovery writes the product name (`NVIDIA A100-SXM4-80GB`
-    -> `NVIDIA-A100-SXM4-80GB`), so RunPod's GPU ids name the same types on a cluster."""
-    return _SPACES.sub("-", gpu_id.strip())
 
 
 def kubernetes_pod_id(run_name: str) -> str:

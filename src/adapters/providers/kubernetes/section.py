@@ -15,7 +15,7 @@ from pegboard.domain.gpujob.spec import NonEmptyStr, PositiveFloat, PositiveInt
 from pegboard.domain.kubernetes.labels import is_label_key, is_label_value
 from pegboard.domain.kubernetes.names import is_rfc1123_label
 
-from .pod_objects import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE, gpu_label_value
+from .gpu_labels import DEFAULT_GPU_LABEL, DEFAULT_GPU_RESOURCE, gpu_label_value
 
 __all__ = ["KUBERNETES_PROVIDER", "KUBERNETES_SECTION", "KubernetesSpec", "kubernetes_rules"]
 

@@ -151,6 +151,22 @@ class WrittenTail:
         _, content, end = records[-1]
         return end - content == self.last_length
 
+    def proves_end(self, tail: bytes) -> bool:
+        """Whether `tail` (as for `matches`) proves that nothing follows what was written: it
+        matches, after a record written before the last time, the last one ended. With one
+        prefix per line the tail's first record (the last CRI record before the lines at the
+        last time, shown with its own time) must be strictly earlier: records after the written
+        end would all be at that time or later, so with any of them the last `tail_lines()`
+        records would all be too. One at the same time may be the end of a long line or a
+        record shifted in: not a proof (then read from `sinceTime`)."""
+        if not self.earlier or not self.last_ended or not self.matches(tail):
+            return False
+        if not self.per_line:
+            return True
+        match = _PREFIX.match(tail)
+        nanos = _nanos(match.group()[:-1]) if match is not None else None
+        return nanos is not None and nanos < self.nanos
+
     def _matches_one_run(self, tail: bytes, ended: bool) -> bool:
         """`matches` without a step per record, where it is sure to hold: the records at the
         last time all carry its prefix verbatim, no line is long enough to be several records,

@@ -212,6 +212,36 @@ LINE_T = b"2024-01-01T00:00:01.000000000Z "
 LATER_T = b"2024-01-01T00:00:02.000000000Z "
 
 
+def test_with_one_prefix_per_line_the_tail_proves_the_end_only_from_a_strictly_earlier_record() -> None:
+    # A long line, then a short one, one prefix per line (kubelet >= 1.26): `tailLines=2` is
+    # the long line's last CRI record (its own time, never shown in the follow) and the last.
+    log = LINE_T + b"x" * K + b"end\n" + LATER_T + b"last\n"
+    for fast in (True, False):
+        decoder = TimestampedLogDecoder(fast=fast)
+        decoder.feed(log)
+        written = decoder.written_tail()
+        assert decoder.per_line and written is not None and written.tail_lines() == 2
+        between = b"2024-01-01T00:00:01.500000000Z "
+        assert written.proves_end(between + b"end\n" + LATER_T + b"last\n")
+        # The end of the long line at the last time: records written after the end, at that
+        # time, would show the same tail shifted (here: one more "last"), so no proof.
+        assert written.matches(LATER_T + b"last\n" + LATER_T + b"last\n")
+        assert not written.proves_end(LATER_T + b"last\n" + LATER_T + b"last\n")
+        assert not written.proves_end(LATER_T + b"end\n" + LATER_T + b"last\n")
+        assert not written.proves_end(between + b"end\n" + LATER_T + b"lasts\n")
+        assert not written.proves_end(b"end\n" + LATER_T + b"last\n")  # no time first
+    per_record = TimestampedLogDecoder()
+    per_record.feed(STAMP1 + b"a\n" + STAMP2 + b"b\n")
+    tail = per_record.written_tail()
+    assert tail is not None and not tail.per_line
+    assert tail.proves_end(STAMP1 + b"a\n" + STAMP2 + b"b\n")
+    assert not tail.proves_end(STAMP2 + b"b\n" + STAMP2 + b"b\n")
+    alone = TimestampedLogDecoder()
+    alone.feed(STAMP2 + b"b\n")
+    only = alone.written_tail()
+    assert only is not None and not only.proves_end(STAMP2 + b"b\n")  # nothing before it
+
+
 def test_one_prefix_per_line_and_one_per_record_both_decode_exactly() -> None:
     line = b"a" * (2 * K + 5) + b"\n"
     per_line = LINE_T + line + LATER_T + b"end\n"

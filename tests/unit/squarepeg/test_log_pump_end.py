@@ -1,6 +1,8 @@
 """How LogPump confirms the log's end after a follow that ended cleanly at the container's exit,
 on canned responses in the kubelet >= 1.26 rendering (one prefix per line), which FakeCluster does
-not render: there the log's tail is no strict proof, so the end is read from sinceTime."""
+not render: there the log's tail proves the end only when its first record (the end of a long
+line, shown with its own time) is strictly earlier than the last line; else the end is read from
+sinceTime."""
 
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ FOLLOW = (
     + b"2023-11-14T22:13:21.200000000Z last\n"
 )
 FROM_SINCE = b"2023-11-14T22:13:21.200000000Z last\n"
+# tailLines=2: the long line's last CRI record with its own time (ReadLogs starts a read with
+# `isNewLine`), and the last line.
+TAIL_EARLIER = b"2023-11-14T22:13:21.150000000Z end\n" + FROM_SINCE
+# The same, the long line's last record stamped at the last line's time: no proof.
+TAIL_SAME_TIME = b"2023-11-14T22:13:21.200000000Z end\n" + FROM_SINCE
 
 
 class CannedStream:
@@ -38,9 +45,10 @@ class CannedStream:
 class CannedCluster:
     """The follow, then what a read from sinceTime or a tail read of this log returns."""
 
-    def __init__(self, exited: threading.Event) -> None:
+    def __init__(self, exited: threading.Event, tail: bytes = TAIL_SAME_TIME) -> None:
         self.reads: list[dict[str, Any]] = []
         self._exited = exited
+        self._tail = tail
 
     def stream_logs(self, pod: str, **params: Any) -> CannedStream:
         self.reads.append(params)
@@ -49,7 +57,8 @@ class CannedCluster:
             return CannedStream(FOLLOW)
         if params.get("since_time"):
             return CannedStream(FROM_SINCE)
-        return CannedStream(FOLLOW[FOLLOW.index(b"2023-11-14T22:13:21.1") :])  # tailLines
+        assert params.get("tail_lines") == 2
+        return CannedStream(self._tail)
 
     def read(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return {}
@@ -63,9 +72,7 @@ class Quiet:
         pass
 
 
-def test_with_one_prefix_per_line_the_end_is_read_from_sincetime_not_the_tail() -> None:
-    done = threading.Event()
-    cluster = CannedCluster(done)
+def _pump(cluster: CannedCluster, done: threading.Event) -> tuple[LogPump, io.BytesIO]:
     sink = io.BytesIO()
     pump = LogPump(
         cluster=cluster,  # type: ignore[arg-type]
@@ -80,10 +87,28 @@ def test_with_one_prefix_per_line_the_end_is_read_from_sincetime_not_the_tail() 
     )
     pump.start()
     assert pump.join(10)
+    return pump, sink
+
+
+def test_with_one_prefix_per_line_a_tail_at_the_last_time_leaves_the_end_to_sincetime() -> None:
+    done = threading.Event()
+    cluster = CannedCluster(done, TAIL_SAME_TIME)
+    pump, sink = _pump(cluster, done)
     assert pump.complete and pump.lost is None
     assert sink.getvalue() == b"start\n" + PART + b"end\nlast\n"
-    assert cluster.reads[1]["since_time"] == "2023-11-14T22:13:21.200000000Z"
-    assert all(r.get("tail_lines") is None for r in cluster.reads[:2])
+    assert [r.get("tail_lines") for r in cluster.reads] == [None, 2, None]
+    assert cluster.reads[2]["since_time"] == "2023-11-14T22:13:21.200000000Z"
+
+
+def test_with_one_prefix_per_line_a_tail_beginning_earlier_proves_the_end() -> None:
+    # No read from sinceTime: with long lines that was up to a second of output read again.
+    done = threading.Event()
+    cluster = CannedCluster(done, TAIL_EARLIER)
+    pump, sink = _pump(cluster, done)
+    assert pump.complete and pump.lost is None
+    assert sink.getvalue() == b"start\n" + PART + b"end\nlast\n"
+    assert [r.get("tail_lines") for r in cluster.reads] == [None, 2]
+    assert all(r.get("since_time") is None for r in cluster.reads)
 
 
 class RepeatingCluster(CannedCluster):

@@ -362,3 +362,24 @@ def test_fake_cluster_objects_deserialize_into_the_official_models() -> None:
         models.CoreV1Event.from_dict(event)
     assert cluster.job("j")["status"]["failed"] == 2
     assert cluster.read(ResourceKind.POD, "ok", namespace="default") is not None
+
+
+def test_log_timestamps_format_each_whole_second_once_and_stay_exact() -> None:
+    from datetime import UTC, datetime
+    from unittest import mock
+
+    from pegboard.adapters.kube_semantics import kubetime
+
+    base = 1_700_000_000 * kubetime.NANOS
+    times = [base + n for n in (0, 1, 999_999_999, 10**9, 10**9 + 5, 5, 86_400 * 10**9)]
+    expected = [
+        datetime.fromtimestamp(t // kubetime.NANOS, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        + f".{t % kubetime.NANOS:09d}Z"
+        for t in times
+    ]
+    assert [kubetime.format_rfc3339_nano(t) for t in times] == expected
+    assert kubetime.format_rfc3339_nano(base + 7) == "2023-11-14T22:13:20.000000007Z"
+    with mock.patch.object(kubetime, "datetime", wraps=datetime) as clock:
+        for n in range(1000):  # the CRI records of one second: formatted as text once
+            kubetime.format_rfc3339_nano(base + 3 * kubetime.NANOS + n)
+    assert clock.fromtimestamp.call_count == 1

@@ -668,6 +668,10 @@ class TimestampedLogDecoder:
         if first is None or self._has_long_line(data, start, stop):
             return start
         prefix = data[start : first.end()]
+        line_end = data.find(b"\n", first.end(), stop) + 1  # the first line's end
+        if line_end - start >= LITERAL_MIN_BYTES:
+            # A long line (one prefix per line, or one record): alone, without a regex pass.
+            return self._one_line(data, first.end(), line_end, prefix, out)
         last = data.rfind(b"\n", start, stop - 1) + 1 or start
         if data.startswith(prefix, last):
             return self._one_time(data, start, first.end(), stop, prefix, out)
@@ -697,6 +701,21 @@ class TimestampedLogDecoder:
         self._open = False
         self._count_split_lines(data, start, stop, len(prefix), last_length)
         self._open_bytes = last_length
+        return stop
+
+    def _one_line(
+        self, data: bytes, content: int, stop: int, prefix: bytes, out: list[bytes]
+    ) -> int:
+        """One complete line [content - len(prefix), stop) that `prefix` starts: `_one_time`
+        of a single record, without its passes (a line as long as a literal run, from a kubelet
+        >= 1.26 stamping every line apart, would compile a regex of its own for one match,
+        and scan itself three more times). Its CRI records beyond the first are counted from
+        its length when it stops being the last line (`_note_records`)."""
+        body = data[content:stop]
+        out.append(body)
+        self._note_records(prefix[:-1], 1, len(body))
+        self._open = False
+        self._open_bytes = len(body)
         return stop
 
     def _pattern(self, key: bytes, source: bytes) -> re.Pattern[bytes]:

@@ -212,7 +212,7 @@ LINE_T = b"2024-01-01T00:00:01.000000000Z "
 LATER_T = b"2024-01-01T00:00:02.000000000Z "
 
 
-def test_with_one_prefix_per_line_the_tail_proves_the_end_only_from_a_strictly_earlier_record() -> None:
+def test_per_line_the_tail_proves_the_end_only_from_a_strictly_earlier_record() -> None:
     # A long line, then a short one, one prefix per line (kubelet >= 1.26): `tailLines=2` is
     # the long line's last CRI record (its own time, never shown in the follow) and the last.
     log = LINE_T + b"x" * K + b"end\n" + LATER_T + b"last\n"
@@ -442,3 +442,32 @@ def test_the_written_tail_of_a_big_batch_is_matched_without_a_step_per_record() 
                 careful = tail.matches(variant)
             assert tail.matches(variant) == careful
             assert not careful
+
+
+def test_long_lines_one_prefix_per_line_take_the_fast_path_without_a_regex_each() -> None:
+    # 64 KiB lines as a kubelet >= 1.26 serves them (each four CRI records, one prefix per line,
+    # a time per line): each line is decoded alone, no regex compiled or run for it, and the
+    # output, resume point and written tail are the careful path's, for any chunking.
+    from unittest import mock
+
+    from pegboard.domain.squarepeg import log_dedupe
+
+    lines = [b"%05d" % i + b"y" * (4 * K - 6) + b"\n" for i in range(12)]
+    stream = b"".join(
+        b"2024-01-01T00:00:%02d.%09dZ " % (1 + i // 5, 1000 * i) + line
+        for i, line in enumerate(lines)
+    )
+    expected = b"".join(lines)
+    for size in (len(stream), 1024 * 1024, 100_000, 16 * 1024 + 7):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        careful = TimestampedLogDecoder(fast=False)
+        assert b"".join(careful.feed(c) for c in chunks) == expected
+        fast = TimestampedLogDecoder()
+        no_regex = mock.patch.object(TimestampedLogDecoder, "_pattern", side_effect=AssertionError)
+        with no_regex, mock.patch.object(log_dedupe, "_same_time_run", side_effect=AssertionError):
+            first = fast.feed(chunks[0])  # the first long line decides the rendering
+            assert first + b"".join(fast.feed(c) for c in chunks[1:]) == expected
+        assert fast.per_line and careful.per_line
+        assert fast.resume_point() == careful.resume_point()
+        assert fast.written_tail() == careful.written_tail()
+        assert fast.at_written_end() and careful.at_written_end()

@@ -69,6 +69,31 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return (u3.HTTPError, http.client.HTTPException, OSError)
 
 
+def _received_before_the_break(exc: BaseException) -> bytes:
+    """The content bytes a read that broke had received: http.client's `_safe_read` raises
+    IncompleteRead with them (`partial`), and urllib3 wraps it in ProtocolError. A break in a
+    two-byte read is left out: it may be the CRLF after a chunk, not content (and a content
+    byte left out is read again from sinceTime, as any cut record is)."""
+    import http.client
+
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        error = pending.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, http.client.IncompleteRead):
+            partial = error.partial
+            expected = error.expected or 0
+            if isinstance(partial, bytes) and len(partial) + expected > 2:
+                return partial
+            return b""
+        pending += [arg for arg in error.args if isinstance(arg, BaseException)]
+        pending += [e for e in (error.__cause__, error.__context__) if e is not None]
+    return b""
+
+
 class KubernetesLogStream:
     """Raw log chunks of one follow (or plain) request; close() from any thread unblocks it."""
 
@@ -95,6 +120,12 @@ class KubernetesLogStream:
         except broken as exc:
             if self._closed:  # close() broke the read on purpose
                 return
+            received = _received_before_the_break(exc)
+            if received:
+                # Bytes the server did send before the connection broke: the decoder needs them
+                # (a break before the first record was passed on, followed by a rotation,
+                # looked like a log that began later: output lost without a word).
+                yield received
             reason = transport_reason(exc)
             raise LogStreamDropped(f"log stream of {self._description} dropped: {reason}") from exc
         finally:

@@ -128,20 +128,7 @@ class RepeatingCluster(CannedCluster):
 def test_a_finished_log_that_repeats_output_ends_the_pump_and_says_so() -> None:
     done = threading.Event()
     cluster = RepeatingCluster(done)
-    sink = io.BytesIO()
-    pump = LogPump(
-        cluster=cluster,  # type: ignore[arg-type]
-        clock=FakeClock(),
-        pod="p",
-        namespace="default",
-        container="main",
-        sink=sink,
-        notices=Quiet(),
-        container_done=done,
-        end_grace=0.0,
-    )
-    pump.start()
-    assert pump.join(10)
+    pump, sink = _pump(cluster, done)
     # Each read after the exit writes the untimed line and leaves the resume point where it
     # was: the second such read would only repeat it, so the pump stops there.
     assert sink.getvalue() == b"hello\nno such file\n"

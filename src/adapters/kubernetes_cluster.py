@@ -71,27 +71,20 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 def _received_before_the_break(exc: BaseException) -> bytes:
     """The content bytes a read that broke had received: http.client's `_safe_read` raises
-    IncompleteRead with them (`partial`), and urllib3 wraps it in ProtocolError. A break in a
+    IncompleteRead with them (`partial`), and urllib3 raises ProtocolError from it. A break in a
     two-byte read is left out: it may be the CRLF after a chunk, not content (and a content
     byte left out is read again from sinceTime, as any cut record is)."""
     import http.client
 
-    seen: set[int] = set()
-    pending: list[BaseException] = [exc]
-    while pending:
-        error = pending.pop()
-        if id(error) in seen:
-            continue
-        seen.add(id(error))
-        if isinstance(error, http.client.IncompleteRead):
-            partial = error.partial
-            expected = error.expected or 0
-            if isinstance(partial, bytes) and len(partial) + expected > 2:
-                return partial
-            return b""
-        pending += [arg for arg in error.args if isinstance(arg, BaseException)]
-        pending += [e for e in (error.__cause__, error.__context__) if e is not None]
-    return b""
+    error: BaseException | None = exc
+    for _ in range(8):  # the chain is short; never loop on a cyclic one
+        if error is None or isinstance(error, http.client.IncompleteRead):
+            break
+        error = error.__cause__ or error.__context__
+    if not isinstance(error, http.client.IncompleteRead):
+        return b""
+    partial, expected = error.partial, error.expected or 0
+    return partial if isinstance(partial, bytes) and len(partial) + expected > 2 else b""
 
 
 class KubernetesLogStream:

@@ -245,8 +245,15 @@ def detached_status(*, pid: str, status: str) -> list[str]:
 
 def tree(path: str, *, max_depth: int | None = None) -> list[str]:
     """List `path` and what is under it (`max_depth` levels; 0: `path` alone), in the batches
-    described at TREE_STAT_FORMAT; exit NO_SUCH_FILE when it does not exist."""
-    return build("tree", path, "" if max_depth is None else str(max_depth))
+    described at TREE_STAT_FORMAT, each name as find prints it under `listed_as(path)`; exit
+    NO_SUCH_FILE when it does not exist."""
+    return build("tree", listed_as(path), "" if max_depth is None else str(max_depth))
+
+
+def listed_as(path: str) -> str:
+    """`path` as `tree` hands it to find: a relative path starting with `-` as `./-...`, which
+    find would otherwise read as an expression (find has no `--` for its starting points)."""
+    return f"./{path}" if path.startswith("-") else path
 
 
 def untar(root: str, *, size: int) -> list[str]:

@@ -243,7 +243,7 @@ class TarFileSync:
             raise NotFound(f"no such file or directory in {self.where}: {path}")
         if result.exit_code != 0:
             raise PortError(f"cannot list {path} in {self.where}: {_tail(result.stderr)}")
-        return _parse_tree(b"".join(out), path)
+        return _parse_tree(b"".join(out), pod_commands.listed_as(path))
 
     def _exec(
         self,

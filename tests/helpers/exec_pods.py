@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from contract.cluster_contract import phase_is, wait_for
 from pegboard.adapters.kubernetes_cluster import KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes.sandbox import KubernetesSandbox
+from pegboard.adapters.tar_file_sync import TarFileSync
 from pegboard.domain.ports.cluster import ResourceKind
 
 
@@ -75,3 +78,29 @@ def v4_cluster(pod: ExecPod, home: Path) -> Iterator[KubernetesCluster]:
         yield adapter
     finally:
         adapter.close()
+
+
+def pull_and_push_a_relative_path_starting_with_a_dash(
+    cluster: Any, pod: ExecPod, local: Path
+) -> None:
+    """`-data` relative to the exec's working directory: find would read it as an expression
+    (`find: unknown predicate`), so the listing names it `./-data`."""
+    cwd = cluster.exec(pod.name, ["pwd"], namespace=pod.namespace, timeout=20)
+    workdir = Path(cwd.stdout.decode().strip())
+    remote = workdir / "-data"
+    (remote / "sub").mkdir(parents=True)
+    (remote / "sub" / "a.txt").write_bytes(b"pulled\n")
+    try:
+        sync = TarFileSync(cluster, namespace=pod.namespace, pod=pod.name)
+        pulled = sync.pull("-data/", str(local / "back"))
+        assert pulled.files == 1
+        assert (local / "back" / "sub" / "a.txt").read_bytes() == b"pulled\n"
+        (local / "up").mkdir()
+        (local / "up" / "b.txt").write_bytes(b"pushed\n")
+        pushed = sync.push(str(local / "up") + "/", "-data/up")
+        assert pushed.files == 1
+        assert (remote / "up" / "b.txt").read_bytes() == b"pushed\n"
+        assert sync.pull("-data/up/b.txt", str(local / "b.txt")).files == 1
+        assert (local / "b.txt").read_bytes() == b"pushed\n"
+    finally:
+        subprocess.run(["rm", "-rf", "--", str(remote)], check=True)

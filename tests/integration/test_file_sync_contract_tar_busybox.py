@@ -21,7 +21,12 @@ import pytest
 from contract.file_sync_contract import FileSyncContract
 from contract.test_file_sync_contract_ssh import _Driver
 from helpers.components import require_executable
-from helpers.exec_pods import ExecPod, exec_pod, v4_cluster
+from helpers.exec_pods import (
+    ExecPod,
+    exec_pod,
+    pull_and_push_a_relative_path_starting_with_a_dash,
+    v4_cluster,
+)
 from pegboard.adapters.tar_file_sync import TarFileSync
 
 
@@ -90,3 +95,7 @@ def test_a_pull_of_more_names_than_one_tar_command_line_takes(
     assert result.files == len(names)
     assert sorted(os.listdir(tmp_path / "back")) == names
     assert (tmp_path / "back" / names[-1]).read_bytes() == names[-1].encode()
+
+
+def test_a_relative_path_starting_with_a_dash(cluster: Any, pod: ExecPod, tmp_path: Path) -> None:
+    pull_and_push_a_relative_path_starting_with_a_dash(cluster, pod, tmp_path)

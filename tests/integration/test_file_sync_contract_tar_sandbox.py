@@ -11,7 +11,7 @@ import pytest
 
 from contract.file_sync_contract import FileSyncContract
 from contract.test_file_sync_contract_ssh import _Driver
-from helpers.exec_pods import ExecPod, exec_pod
+from helpers.exec_pods import ExecPod, exec_pod, pull_and_push_a_relative_path_starting_with_a_dash
 from pegboard.adapters.tar_file_sync import TarFileSync
 
 
@@ -33,3 +33,7 @@ class TestTarFileSyncOnSandboxContract(FileSyncContract):
     @pytest.fixture
     def driver(self, pod: ExecPod, tmp_path: Path) -> Any:
         return _SandboxDriver(pod, tmp_path / "pod")
+
+
+def test_a_relative_path_starting_with_a_dash(pod: ExecPod, tmp_path: Path) -> None:
+    pull_and_push_a_relative_path_starting_with_a_dash(pod.cluster, pod, tmp_path)

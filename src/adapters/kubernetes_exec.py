@@ -163,6 +163,10 @@ def _open(configuration: Any, url: str, headers: dict[str, str], timeout: float)
     options: dict[str, Any] = {"header": header}
     if configuration.proxy or configuration.proxy_headers:
         options = websocket_proxycare(options, configuration, url, headers)  # type: ignore[no-untyped-call]
+    # websocket-client builds a bare SSLContext(PROTOCOL_TLS_CLIENT) from these options (its
+    # _http._wrap_sni_socket), never create_default_context: Python 3.13's VERIFY_X509_STRICT
+    # is not set here, so `lenient_tls` (which clears it for urllib3's REST context) has
+    # nothing to relax on the exec path.
     sock = WebSocket(sslopt=ssl_opts, skip_utf8_validation=False)
     sock.connect(url, timeout=timeout, **options)  # type: ignore[no-untyped-call]
     return sock

@@ -4,12 +4,17 @@ foreground until SIGINT/SIGTERM (`squarepeg sandbox`, `runpod-deploy sandbox`)."
 
 from __future__ import annotations
 
+import logging
 import signal
 import socketserver
+import ssl
+import sys
 import threading
 from collections.abc import Callable
 from types import FrameType, TracebackType
-from typing import Self
+from typing import Any, Self
+
+logger = logging.getLogger(__name__)
 
 
 class Sandbox:
@@ -38,6 +43,18 @@ class Sandbox:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class HangupsAreNormal:
+    """handle_error of a socketserver server (a mixin, before the server class): socketserver
+    prints a traceback to stderr for every request that raises, but a client hanging up
+    mid-response (a keep-alive closed, a stream dropped, a timed-out call) is normal for an API
+    server; anything else is logged, never printed from a handler thread."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError | ssl.SSLError):
+            return
+        logger.exception("%s: error while serving %s", type(self).__name__, client_address)
 
 
 class MethodDispatch:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import logging
 import os
 import re
 import select
@@ -45,7 +44,7 @@ from pegboard.adapters.kube_semantics.tables import table, wants_table
 from pegboard.adapters.kube_semantics.validation import check_namespace, validate
 from pegboard.domain.errors import UsageError
 
-from ..serving import MethodDispatch
+from ..serving import HangupsAreNormal, MethodDispatch
 from .admission import Admission, prepare_policy_object
 from .claims import bind_claim, check_claim
 from .events import record_event
@@ -63,8 +62,6 @@ from .scheduler import Scheduler
 from .stats import ServerStats
 from .store import JOBS, LEASES, PODS, RESOURCES, JsonObject, Resource, Store, deep_copy
 from .websocket import accept_key, is_upgrade_request, offered_protocols
-
-logger = logging.getLogger(__name__)
 
 _CORE = re.compile(
     r"^/api/v1(?P<watch>/watch)?(?:/namespaces/(?P<ns>[^/]+))?"
@@ -180,7 +177,7 @@ def keep_freed_memory() -> bool:
     )
 
 
-class SandboxHTTPServer(ThreadingHTTPServer):
+class SandboxHTTPServer(HangupsAreNormal, ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
@@ -214,12 +211,6 @@ class SandboxHTTPServer(ThreadingHTTPServer):
         finally:
             with contextlib.suppress(OSError):
                 secure.close()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client hanging up is normal (keep-alive, dropped streams); log anything else."""
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError | ssl.SSLError):
-            return
-        logger.exception("kubernetes sandbox: error while serving %s", client_address)
 
 
 def _flag(params: dict[str, list[str]], key: str) -> bool:

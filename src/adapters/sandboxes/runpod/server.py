@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..serving import MethodDispatch
+from ..serving import HangupsAreNormal, MethodDispatch
 from .graphql import GraphQLSyntaxError, Operation, parse
 from .lifecycle import Throttled
 from .operations import HttpFailure, QueryFailure, RunPodApi
@@ -57,7 +57,7 @@ class ReceivedRequest:
     operation_id: str | None  # None: no operation of the document matched
 
 
-class RunPodHTTPServer(ThreadingHTTPServer):
+class RunPodHTTPServer(HangupsAreNormal, ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 

@@ -1,8 +1,9 @@
 """The output promise over both kubelet renderings of `timestamps=true` (one prefix per line,
 kubelet >= 1.26; one per CRI record, older), with the sandbox's own log store and renderer
 (containerd's 16 KiB partial records, `since` per record, `tailLines` per record, rotation): random
-line lengths around the partial size, `\\r`-only output, long JSON lines, records sharing one
-timestamp, streams ended or aborted at any byte (inside a prefix, inside a partial record), a byte
+line lengths around the partial size, `\\r`-only output, long JSON lines, a runtime stamping
+every record apart (a nanosecond clock) or the records of a read with one timestamp (a coarse
+clock, as on Windows nodes), streams ended or aborted at any byte (inside a prefix, inside a partial record), a byte
 cap on every response, and the log rotated between reconnects. The real LogPump and decoder read
 it. Each run is byte-exact and complete, or it is flagged (`complete` False, `lost` says why);
 never missing or duplicated bytes while complete."""
@@ -142,7 +143,7 @@ class KubeletLogs:
         chunks, _ = self._log.wait_chunks(0, 0.0)
         held = 0
         for index, (data, ts) in enumerate(chunks):
-            if held >= after_bytes and index and ts > chunks[index - 1][1]:
+            if held >= after_bytes and index and ts[0] > chunks[index - 1][1][0]:
                 self._log.rotate_now(after_bytes=held)
                 return
             held += len(data)
@@ -198,6 +199,9 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
     )
     return {
         "rendering": draw(st.sampled_from(["current", "pre-1.26"])),
+        # The runtime's clock: None stamps every record apart; 1 ns (the fake clock's own
+        # tick) gives the records of a read, and of writes at one instant, one time.
+        "clock": draw(st.sampled_from([None, None, 1])),
         "writes": writes,
         "splits": draw(st.lists(st.integers(1, 3 * K), max_size=6)),
         "faults": faults,
@@ -212,12 +216,12 @@ def run(case: dict[str, Any]) -> tuple[LogPump, bytes, bytes, ContainerLog]:
     def clock() -> int:
         return now[0]
 
-    log = ContainerLog(clock)
+    log = ContainerLog(clock, clock_resolution_ns=case.get("clock"))
     expected = b""
     splits = case["splits"] or [1 << 30]
     turn = 0
     for data, step in case["writes"]:
-        now[0] += step  # 0: records of several writes share one timestamp
+        now[0] += step  # 0: writes at one instant (one timestamp with a coarse clock)
         data = data.replace(APP_TIME, timestamp_prefix(now[0] - 1000))
         pos = 0
         while pos < len(data):  # the container's writes arrive in reads of any size

@@ -1,6 +1,7 @@
 """The sandbox's container log as containerd writes it and the kubelet reads it: partial records,
-one prefix per line (>= 1.26) or per record (pre-1.26), `since` and `tailLines` per CRI record,
-rotation by the log manager's rules (containerLogMaxSize / MaxFiles / MonitorInterval)."""
+a time per record (or per clock tick), one prefix per line (>= 1.26) or per record (pre-1.26),
+`since` and `tailLines` per CRI record, rotation by the log manager's rules (containerLogMaxSize /
+MaxFiles / MonitorInterval)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import re
 
 import pytest
 
+from pegboard.adapters.kube_semantics.kubetime import parse_rfc3339
 from pegboard.adapters.kube_semantics.logs import timestamp_prefix
 from pegboard.adapters.sandboxes.kubernetes.faults import Faults
 from pegboard.adapters.sandboxes.kubernetes.logs import (
     PARTIAL_RECORD_LIMIT,
+    RECORD_NS,
     ContainerLog,
     LogQuery,
     LogRenderer,
@@ -188,3 +191,67 @@ def test_release_drops_the_output_and_ends_every_follower() -> None:
     assert log.size == 0 and log.content() == b""
     chunks, ended = log.wait_chunks(start.index, 5.0)  # no wait: the log is closed
     assert chunks == [] and ended
+
+
+def prefixes(out: bytes) -> list[bytes]:
+    return [m.group() for m in re.finditer(rb"(?:^|(?<=\n))" + PREFIX.pattern, out)]
+
+
+def test_every_record_gets_its_own_time_from_the_reads_arrival_on() -> None:
+    """containerd's redirectLogs calls time.Now() per record: the records of one read are a
+    step apart from its arrival on, the step fitted to the time since the read before."""
+    clock = Clock()
+    log = ContainerLog(clock)
+    log.feed(b"a\nb\nc\n")  # the log's first read: a RECORD_NS apart
+    clock.now += 10**6
+    log.feed(b"".join(b"%05d\n" % n for n in range(10000)))  # 10,000 records in 1 ms: 10 ns
+    out = render(log, LogQuery(timestamps=True))
+    expected = [stamp(T0 + n * RECORD_NS) for n in range(3)]
+    expected += [stamp(T0 + 10**6 + 10 * n) for n in range(10000)]
+    assert prefixes(out) == expected
+    assert PREFIX.sub(b"", out) == log.content()
+
+
+def test_records_stay_distinct_and_in_order_when_the_clock_does_not_move() -> None:
+    clock = Clock()
+    log = ContainerLog(clock)
+    for _ in range(3):
+        log.feed(b"x\ny\n")  # the clock stands still: a nanosecond apart, never back
+    times = [parse(p) for p in prefixes(render(log, LogQuery(timestamps=True)))]
+    assert times == sorted(set(times)) and len(times) == 6
+
+
+def test_a_chunks_records_cross_a_second_and_since_filters_inside_it() -> None:
+    clock = Clock()
+    clock.now = T0 - 1500
+    log = ContainerLog(clock)
+    log.feed(b"one\ntwo\nthree\nfour\n")  # on the microsecond grid: T0 - 1000, T0, ...
+    out = render(log, LogQuery(timestamps=True))
+    assert prefixes(out) == [stamp(T0 + n * 1000) for n in (-1, 0, 1, 2)]
+    since = render(log, LogQuery(timestamps=True, since_ns=T0 + 1))
+    assert since == stamp(T0 + 1000) + b"three\n" + stamp(T0 + 2000) + b"four\n"
+    assert render(log, LogQuery(timestamps=True, since_ns=T0 + 2001)) == b""
+    tail = render(log, LogQuery(timestamps=True, tail_lines=3), "pre-1.26")
+    assert tail.startswith(stamp(T0) + b"two\n" + stamp(T0 + 1000) + b"three\n")
+
+
+def test_a_coarse_clock_gives_the_records_of_a_read_one_time() -> None:
+    """Go's time.Now() on Windows moves at the timer interrupt (15.6 ms by default): records
+    stamped within one tick share its time."""
+    tick = 15_625_000
+    clock = Clock()
+    clock.now = T0 + 3 * tick + 7
+    log = ContainerLog(clock, clock_resolution_ns=tick)
+    log.feed(b"a\nb\n")
+    clock.now += 5
+    log.feed(b"c\n")
+    clock.now += tick
+    log.feed(b"d\n")
+    out = render(log, LogQuery(timestamps=True))
+    assert prefixes(out) == [stamp(T0 + 3 * tick)] * 3 + [stamp(T0 + 4 * tick)]
+    with pytest.raises(ValueError, match="resolution"):
+        ContainerLog(clock, clock_resolution_ns=0)
+
+
+def parse(prefix: bytes) -> int:
+    return parse_rfc3339(prefix[:-1].decode())

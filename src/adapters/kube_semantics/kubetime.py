@@ -32,13 +32,19 @@ def format_rfc3339_nano(ns: int) -> str:
 
     The date and clock of the last whole second are kept: the sandbox stamps every CRI record
     of a long line apart (16,384 of 256 MiB of 64 KiB lines), and strftime was most of that."""
-    global _last_second
     seconds, fraction = divmod(ns, NANOS)
+    return f"{format_rfc3339_second(seconds)}.{fraction:09d}Z"
+
+
+def format_rfc3339_second(seconds: int) -> str:
+    """`2006-01-02T15:04:05` of epoch `seconds` (UTC): the part of a log timestamp before its
+    fraction, kept for the last second asked (one strftime per second of log, not per record)."""
+    global _last_second
     cached, text = _last_second  # one tuple read: threads may format at once
     if cached != seconds:
         text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         _last_second = (seconds, text)
-    return f"{text}.{fraction:09d}Z"
+    return text
 
 
 def parse_rfc3339(text: str) -> int:

@@ -3,18 +3,31 @@
 Writing (containerd internal/cri/io/logger.go, redirectLogs): output is cut into CRI records at
 newlines, and a line longer than `max_container_log_line_size` (16 KiB by default) into partial
 (`P`) records of exactly 16 KiB and its rest; a record without a newline is written only once more
-than 16 KiB are pending or the container exits, so a final partial line stays partial. Records are
-stored per read chunk (all records of one chunk share the receive timestamp: they arrived at one
-instant), a partial record always ending its chunk, so a 256 MiB log is a few thousand chunks,
-stamped once each, and serving it is a handful of big writes.
+than 16 KiB are pending or the container exits, so a final partial line stays partial. Each record
+gets its own `time.Now()` there (writeLineBuffer), so consecutive lines carry distinct times.
+Records are stored per read chunk (a partial record always ending its chunk: a 256 MiB log is a
+few thousand chunks) with the time of the chunk's first record and the step between its records,
+and every record's time is derived from those: the runtime stamps records one by one as it reads
+them, after they arrived, so the records of a read of ours take the times from its arrival on, a
+step apart. The step is the largest power of ten up to RECORD_NS (about what containerd spends on
+one record: a readLine, the time's formatting, one write(2) to the log file) that fits all of them
+into the time since the read before (`record_step`): as many records as came in that time take no
+longer to stamp than it took them to come, so the times keep up with the clock. They are
+monotonic and distinct: a read's first record comes after the read before's last, even when the
+clock did not move (a fake clock). A runtime with a coarse clock (`clock_resolution_ns`: Go's
+time.Now() on Windows reads the system time the timer interrupt updates, 0.5-15.6 ms) stamps every
+record read within one tick with that tick's time: then the records of a read share one.
 
 Reading (kubernetes staging/src/k8s.io/cri-client/pkg/logs/logs.go, ReadLogs and logWriter.write):
 `tailLines` counts CRI records from the end of the current file, `since` filters per record, and
-with `timestamps=true` a kubelet >= 1.26 (PR #113481) writes the prefix only when the previous
+with `timestamps=true` each record's time is rendered RFC3339NanoFixed (timeFormatOut: always nine
+fraction digits) and a kubelet >= 1.26 (PR #113481) writes the prefix only when the previous
 record read ended with a newline (`isNewLine`), so a split line comes back rejoined with its first
 record's time; a record skipped by `since` still sets `isNewLine`. `pre-1.26` rendering prefixes
-every record. Rotation (pkg/kubelet/logs/container_log_manager.go): at each
-`containerLogMonitorInterval` tick a running container's current file of at least
+every record. Rendering a chunk's distinct prefixes is a few C-level passes (`stamped_records`):
+the date and clock once per second, the fraction's upper digits once per thousand records, the
+last three from a table, and one join. Rotation (pkg/kubelet/logs/container_log_manager.go): at
+each `containerLogMonitorInterval` tick a running container's current file of at least
 `containerLogMaxSize` bytes is renamed to `0.log.<YYYYMMDD-hhmmss>` and the runtime reopens a new
 `0.log`; `containerLogMaxFiles` files are kept (older rotated ones gzipped, the oldest removed). A
 new request reads only the current file; a follower goes on across a rotation (ReadLogs reopens
@@ -29,6 +42,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_second
 from pegboard.adapters.kube_semantics.logs import timestamp_prefix
 
 PARTIAL_RECORD_LIMIT = 16 * 1024  # containerd's max_container_log_line_size default
@@ -37,6 +51,16 @@ RENDERINGS = ("current", "pre-1.26")
 # (containerd trims the time's trailing zeros), one more for the newline a partial record gets.
 _RECORD_OVERHEAD = 40
 _NANOS = 1_000_000_000
+# containerd's time per record (readLine, time.Now().AppendFormat, one write(2) of the record to
+# the log file): the most a read's records are stamped apart (logger.go, writeLineBuffer).
+RECORD_NS = 1_000
+_STEPS = (1_000, 100, 10, 1)  # record steps: powers of ten, so a fraction's low digits are zeros
+_DIGITS = [b"%03d" % n for n in range(1000)]
+# Per step: the fraction's last three varying digits, the zeros below the step, and "Z ".
+_FRACTION_ENDS = {
+    step: [d + b"0" * (len(str(step)) - 1) + b"Z " for d in _DIGITS] for step in _STEPS
+}
+Stamps = tuple[int, int]  # a chunk's first record's time and the step to each next one
 
 
 @dataclass(frozen=True)
@@ -89,6 +113,68 @@ def with_timestamps(chunk: bytes, ts_ns: int) -> bytes:
     return b"".join(timestamped_parts(chunk, ts_ns))
 
 
+def record_step(room: int | None, records: int) -> int:
+    """The time between consecutive records of a read of `records` that came `room` ns after
+    the read before (None: the log's first): the largest power of ten up to RECORD_NS with all of
+    them in the room, at least 1 ns (the records stay distinct when the clock did not move)."""
+    fit = RECORD_NS if room is None else room // (records + 1)
+    return next((step for step in _STEPS if step <= fit), 1)
+
+
+def stamped_records(
+    lines: list[bytes], first: int, step: int, *, first_prefix: bool, ended: bool
+) -> bytes:
+    """Records (`lines`: their contents without newlines) joined by newlines, each after the
+    prefix of its time (`first`, then a `step` more each, a power of ten), the first one's left
+    out when `first_prefix` is False; a newline after the last one when `ended`.
+
+    C-level passes: the list to join holds (newline, date, clock and the fraction's upper digits)
+    once per thousand records or per second, the fraction's last digits from a table, and the
+    record; no object per record but its slice."""
+    count = len(lines)
+    ends = _FRACTION_ENDS[step]
+    width = 7 - len(str(step))  # the fraction's digits above its last three varying ones
+    out: list[bytes] = [b""] * (3 * count)
+    out[2::3] = lines
+    done, at = 0, first
+    while done < count:
+        seconds, fraction = divmod(at, _NANOS)
+        counter = fraction // step
+        low = counter % 1000
+        run = min(count - done, 1000 - low, (_NANOS - fraction) // step)
+        head = f"\n{format_rfc3339_second(seconds)}.{counter // 1000:0{width}d}".encode()
+        out[3 * done : 3 * (done + run) : 3] = [head] * run
+        out[3 * done + 1 : 3 * (done + run) : 3] = ends[low : low + run]
+        done += run
+        at += run * step
+    if first_prefix:
+        out[0] = out[0][1:]
+    else:
+        out[0] = out[1] = b""
+    if ended:
+        out.append(b"\n")
+    return b"".join(out)
+
+
+def stamped_parts(
+    data: bytes, stamps: Stamps, *, before: int = 0, first_prefix: bool = True
+) -> list[bytes | memoryview]:
+    """The records of `data` with their own timestamps (`stamps`), as buffers to write in
+    order; `data` is its chunk from record `before` on (a tail or `since` start inside it). A
+    final partial record stays partial."""
+    first, step = stamps
+    at = first + before * step
+    if not step:  # one time for every record (a coarse clock): one C-level replace
+        return timestamped_parts(data, at, first_prefix=first_prefix)
+    if data.find(b"\n", 0, len(data) - 1) < 0:  # one record: a long line's, or a lone line
+        return [timestamp_prefix(at), data] if first_prefix else [data]
+    ended = data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if ended:
+        lines.pop()
+    return [stamped_records(lines, at, step, first_prefix=first_prefix, ended=ended)]
+
+
 def _records(lines: bytes, *, continued: bool = False) -> list[bytes]:
     """Complete lines as chunks to store: a line longer than the limit becomes partial records
     of PARTIAL_RECORD_LIMIT bytes and its rest, and each of those ends its chunk (so each gets
@@ -121,6 +207,11 @@ def _records(lines: bytes, *, continued: bool = False) -> list[bytes]:
     return pieces
 
 
+def _record_count(chunk: bytes) -> int:
+    """CRI records in a chunk: its lines, a final partial one included."""
+    return chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+
+
 def _disk_size(chunk: bytes) -> int:
     """Bytes a chunk takes in the CRI log file: its records' headers and newlines included."""
     ended = chunk.endswith(b"\n")
@@ -145,14 +236,20 @@ class ContainerLog:
         clock: Callable[[], int] = time.time_ns,
         *,
         rotation: RotationPolicy | None = None,
+        clock_resolution_ns: int | None = None,
     ) -> None:
+        if clock_resolution_ns is not None and clock_resolution_ns < 1:
+            raise ValueError("the runtime's clock resolution must be at least 1 ns")
         self._clock = clock
+        self._resolution = clock_resolution_ns  # None: a nanosecond clock, a time per record
         self._cond = threading.Condition()
         self._chunks: list[bytes] = []
-        self._times: list[int] = []
+        self._firsts: list[int] = []  # per chunk: its first record's time
+        self._steps: list[int] = []  # per chunk: the time from one record to the next (0: coarse)
+        self._lasts: list[int] = []  # per chunk: its last record's time
+        self._last_read: int | None = None  # when the read before arrived
         self._pending = b""
         self._in_line = False  # the last record stored is a partial one: its line goes on
-        self._split_last = False  # the last record stored belongs to a long line
         self._size = 0
         self._rotation = rotation or RotationPolicy(max_bytes=None)
         self._file_start = 0  # chunk index where the current file (0.log) begins
@@ -171,56 +268,65 @@ class ContainerLog:
     def size(self) -> int:
         return self._size
 
-    def _emit(self, data: bytes, ts_ns: int) -> None:
+    def _store(self, pieces: list[bytes], now: int) -> None:
+        """Store the chunks of one read that arrived at `now` with their records' times: from
+        `now` on (never before the last record stored), a `record_step` apart; with a coarse
+        clock all at the time of `now`'s tick."""
+        last = self._lasts[-1] if self._lasts else None
+        if self._resolution is not None:
+            tick = now - now % self._resolution
+            at = tick if last is None else max(tick, last)
+            for piece in pieces:
+                self._emit(piece, at, 0, at)
+            return
+        counts = [
+            1 if piece.find(b"\n", 0, len(piece) - 1) < 0 else _record_count(piece)
+            for piece in pieces
+        ]
+        room = None if self._last_read is None else now - self._last_read
+        step = record_step(room, sum(counts))
+        self._last_read = now
+        at = now if last is None else max(now, last + 1)
+        at += -at % step  # on the step's grid: its lower digits are zeros
+        for piece, count in zip(pieces, counts, strict=True):
+            self._emit(piece, at, step, at + (count - 1) * step)
+            at += count * step
+
+    def _emit(self, data: bytes, first: int, step: int, last: int) -> None:
         self._chunks.append(data)
-        self._times.append(ts_ns)
+        self._firsts.append(first)
+        self._steps.append(step)
+        self._lasts.append(last)
         self._size += len(data)
         self._file_output += len(data)
-
-    def _stamp(self) -> int:
-        """The receive time of new records: never before the last one, and later than it
-        after a record of a long line."""
-        now = self._clock()
-        if not self._chunks:
-            return now
-        return max(now, self._times[-1] + (1 if self._split_last else 0))
-
-    def _emit_record(self, piece: bytes, ts: int) -> int:
-        """Store one chunk; the time for the next one. containerd stamps each record with its
-        own time.Now(); here the complete lines of one read share one (for speed), but a record
-        of a long line never shares its time with another line's record."""
-        split = self._in_line or not piece.endswith(b"\n")
-        self._emit(piece, ts)
-        self._in_line = not piece.endswith(b"\n")
-        self._split_last = split
-        return ts + 1 if split else ts
+        self._in_line = not data.endswith(b"\n")
 
     def feed(self, data: bytes) -> None:
         """Take raw output as read from the process."""
         if not data:
             return
         with self._cond:
-            ts = self._stamp()
+            now = self._clock()
             pending = self._pending + data
             cut = pending.rfind(b"\n") + 1
-            if cut:
-                for piece in _records(pending[:cut], continued=self._in_line):
-                    ts = self._emit_record(piece, ts)
-                pending = pending[cut:]
+            pieces = _records(pending[:cut], continued=self._in_line) if cut else []
+            pending = pending[cut:]
             # Without a newline, only more than the limit is sure to be a partial record.
             done = 0
             while len(pending) - done > PARTIAL_RECORD_LIMIT:
-                ts = self._emit_record(pending[done : done + PARTIAL_RECORD_LIMIT], ts)
+                pieces.append(pending[done : done + PARTIAL_RECORD_LIMIT])
                 done += PARTIAL_RECORD_LIMIT
             self._pending = pending[done:] if done else pending
-            self._maybe_rotate(self._times[-1] if self._times else ts)
+            if pieces:
+                self._store(pieces, now)
+            self._maybe_rotate(now)
             self._cond.notify_all()
 
     def finish(self) -> None:
         """The container exited: flush a final partial record and end every follower."""
         with self._cond:
             if self._pending:
-                self._emit_record(self._pending, self._stamp())
+                self._store([self._pending], self._clock())
                 self._pending = b""
             self.finished = True
             self._cond.notify_all()
@@ -311,7 +417,7 @@ class ContainerLog:
         between frees (a request waits for none of them) instead of one dealloc of it all."""
         with self._cond:
             chunks, self._chunks = self._chunks, []
-            self._times, self._size = [], 0
+            self._firsts, self._steps, self._lasts, self._size = [], [], [], 0
             self.closed = True
             self._cond.notify_all()
         while chunks:
@@ -337,11 +443,24 @@ class ContainerLog:
                 index, offset = self._tail_start(first, query.tail_lines)
             if query.since_ns is None:
                 return LogStart(index, offset, True)
-            since = max(index, bisect.bisect_left(self._times, query.since_ns, lo=first))
-            if since == index:
+            since, since_offset = self._since_start(first, query.since_ns)
+            if (since, since_offset) <= (index, offset):
                 return LogStart(index, offset, True)
-            # The last record skipped is the end of the chunk before: a partial one continues.
-            return LogStart(since, 0, self._chunks[since - 1].endswith(b"\n"))
+            # The last record skipped ended with a newline (inside a chunk, always), or is the
+            # end of the chunk before: a partial one continues.
+            new_line = since_offset > 0 or self._chunks[since - 1].endswith(b"\n")
+            return LogStart(since, since_offset, new_line)
+
+    def _since_start(self, first: int, since_ns: int) -> tuple[int, int]:
+        """(chunk index, byte offset) of the first record from chunk `first` on whose time is
+        not before `since_ns`."""
+        index = bisect.bisect_left(self._lasts, since_ns, lo=first)
+        if index == len(self._chunks) or since_ns <= self._firsts[index]:
+            return index, 0
+        # Inside the chunk: its records are a step apart (a coarse clock's share one time).
+        skipped = -(-(since_ns - self._firsts[index]) // self._steps[index])
+        rest = self._chunks[index].split(b"\n", skipped)[-1]
+        return index, len(self._chunks[index]) - len(rest)
 
     def _tail_start(self, first: int, lines: int) -> tuple[int, int]:
         if lines <= 0:
@@ -361,12 +480,14 @@ class ContainerLog:
                 return position, 0
         return first, 0
 
-    def wait_chunks(self, index: int, timeout: float) -> tuple[list[tuple[bytes, int]], bool]:
-        """Chunks from `index` on (waiting up to `timeout` for some), and whether the log ended."""
+    def wait_chunks(self, index: int, timeout: float) -> tuple[list[tuple[bytes, Stamps]], bool]:
+        """Chunks from `index` on with their stamps (waiting up to `timeout` for some), and
+        whether the log ended."""
         with self._cond:
             if index >= len(self._chunks) and not (self.finished or self.closed):
                 self._cond.wait(timeout)
-            chunks = list(zip(self._chunks[index:], self._times[index:], strict=True))
+            stamps = zip(self._firsts[index:], self._steps[index:], strict=True)
+            chunks = list(zip(self._chunks[index:], stamps, strict=True))
             return chunks, self.finished or self.closed
 
 
@@ -382,8 +503,12 @@ class LogRenderer:
         self._offset = start.offset
         self._new_line = start.new_line
 
-    def parts(self, data: bytes, ts_ns: int) -> list[bytes | memoryview]:
+    def parts(self, data: bytes, stamps: Stamps) -> list[bytes | memoryview]:
+        """The bytes to write for one stored chunk (`wait_chunks`), in order."""
+        before = 0  # records of the chunk before the start
         if self._offset:
+            if self._timestamps:
+                before = data.count(b"\n", 0, self._offset)
             data, self._offset = data[self._offset :], 0
         if not data:
             return []
@@ -391,4 +516,4 @@ class LogRenderer:
         self._new_line = data.endswith(b"\n")
         if not self._timestamps:
             return [data]
-        return timestamped_parts(data, ts_ns, first_prefix=first)
+        return stamped_parts(data, stamps, before=before, first_prefix=first)

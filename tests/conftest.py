@@ -8,7 +8,10 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from helpers.launcher_free_path import put_interpreters_first_on_path
 from pegboard.testing.capture import process_state_kept
+
+put_interpreters_first_on_path()
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

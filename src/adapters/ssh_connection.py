@@ -290,46 +290,35 @@ class SshConnection:
     def _dial(self, *, pin: bool = True) -> Transport:
         """Connect and authenticate. pin=False (the early dial): the host key is checked
         against the pin before authenticating, but a first contact's key is not written
-        (connect() pins it when it takes the transport)."""
+        (connect() pins it when it takes the transport). The TCP connection and key exchange
+        are the ones prestart_handshake began for this host, port and timeout, if any."""
         load_paramiko()
-        from paramiko.transport import Transport
-
-        # paramiko logs a dropped socket from its reader thread at ERROR; we report drops
-        # ourselves, as one line, where they matter.
-        logging.getLogger("paramiko.transport").setLevel(logging.CRITICAL)
-
+        host, port, timeout = self.target.host, self.target.port, self.connect_timeout
         target = str(self.target)
-        sock: socket.socket | None = None
         transport: Transport | None = None
         try:
-            sock = socket.create_connection(
-                (self.target.host, self.target.port), timeout=self.connect_timeout
-            )
-            _tune_socket(sock)
-            transport = Transport(sock)
-            transport.banner_timeout = self.connect_timeout
-            transport.auth_timeout = self.connect_timeout
-            key_types = self.pins.key_types(self.target.host, self.target.port)
-            if key_types:
-                transport.get_security_options().key_types = key_types
-            transport.start_client(timeout=self.connect_timeout)
+            transport = _claim_prestarted(host, port, timeout)
+            if transport is not None and self.pins.key_types(host, port):
+                # Exchanged before the pin was known: again, asking for the pinned key's type.
+                transport.close()
+                transport = None
+            if transport is None:
+                transport = _key_exchange(host, port, timeout, self.pins.key_types)
             offered = transport.get_remote_server_key()
             # Before any credential is offered: an impostor learns nothing.
             if pin:
-                self.pins.check_or_learn(self.target.host, self.target.port, offered)
+                self.pins.check_or_learn(host, port, offered)
             else:
-                self.pins.check(self.target.host, self.target.port, offered)
+                self.pins.check(host, port, offered)
             self._authenticate(transport)
             transport.set_keepalive(KEEPALIVE_SEC)
             return transport
         except BaseException as exc:
             if transport is not None:
                 transport.close()
-            elif sock is not None:
-                sock.close()
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            error = map_connect_error(exc, target=target, timeout=self.connect_timeout)
+            error = map_connect_error(exc, target=target, timeout=timeout)
             if key_types_mismatch(exc):
                 error = self._key_type_changed()
             raise error from None
@@ -375,34 +364,33 @@ class SshConnection:
         return self._keys
 
 
-class _EarlyDial:
-    """SshConnection.warm_up's dial on a daemon thread, then the SFTP session beside it.
+class _BackgroundTransport:
+    """A transport made on a daemon thread (`_make`), then `_after` on that thread. The caller
+    waits for it (transport_or_raise) and gets its error as it was raised. Abandoned (the
+    connection was closed first, or the caller was interrupted): the thread closes the
+    transport it made, now or when it is made. Subclasses set their own fields first."""
 
-    The caller waits for the transport (transport_or_raise) and, separately, for the SFTP
-    session (sftp_or_raise), so its first commands run while SFTP is still being opened.
-    Abandoned (the connection was closed first, or the caller was interrupted): the thread
-    closes the transport it made, now or when its dial ends."""
-
-    def __init__(self, connection: SshConnection, *, sftp: bool) -> None:
-        self.wants_sftp = sftp
+    def __init__(self, name: str) -> None:
         self.transport: Transport | None = None
-        self._connection = connection
         self._error: BaseException | None = None
-        self._sftp: SFTPClient | None = None
-        self._sftp_error: Exception | None = None
         self._dialled = threading.Event()
-        self._sftp_done = threading.Event()
         self._lock = threading.Lock()
         self._abandoned = False
-        threading.Thread(target=self._run, name="pegboard-ssh-dial", daemon=True).start()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def _make(self) -> Transport:
+        raise NotImplementedError
+
+    def _after(self, transport: Transport | None) -> None:
+        """On the thread, once the caller may have the transport (None: failed or abandoned)."""
 
     def _run(self) -> None:
         try:
-            transport = self._connection._dial(pin=False)
+            transport = self._make()
         except BaseException as exc:  # handed to the caller's thread as it is
             self._error = exc
             self._dialled.set()
-            self._sftp_done.set()
+            self._after(None)
             return
         with self._lock:
             abandoned = self._abandoned
@@ -411,14 +399,7 @@ class _EarlyDial:
         self._dialled.set()
         if abandoned:
             transport.close()
-        elif self.wants_sftp:
-            from paramiko.sftp_client import SFTPClient
-
-            try:
-                self._sftp = SFTPClient.from_transport(transport)
-            except Exception as exc:  # sftp() handles it as if it had failed there
-                self._sftp_error = exc
-        self._sftp_done.set()
+        self._after(None if abandoned else transport)
 
     def transport_or_raise(self) -> Transport:
         self._dialled.wait()
@@ -427,18 +408,139 @@ class _EarlyDial:
         assert self.transport is not None
         return self.transport
 
-    def sftp_or_raise(self) -> SFTPClient | None:
-        self._sftp_done.wait()
-        if self._sftp_error is not None:
-            raise self._sftp_error
-        return self._sftp
-
     def abandon(self) -> None:
         with self._lock:
             self._abandoned = True
             transport, self.transport = self.transport, None
         if transport is not None:
             transport.close()
+
+
+class _EarlyDial(_BackgroundTransport):
+    """SshConnection.warm_up's dial on a daemon thread, then the SFTP session beside it.
+
+    The caller waits for the transport (transport_or_raise) and, separately, for the SFTP
+    session (sftp_or_raise), so its first commands run while SFTP is still being opened."""
+
+    def __init__(self, connection: SshConnection, *, sftp: bool) -> None:
+        self.wants_sftp = sftp
+        self._connection = connection
+        self._sftp: SFTPClient | None = None
+        self._sftp_error: Exception | None = None
+        self._sftp_done = threading.Event()
+        super().__init__("pegboard-ssh-dial")
+
+    def _make(self) -> Transport:
+        return self._connection._dial(pin=False)
+
+    def _after(self, transport: Transport | None) -> None:
+        if transport is not None and self.wants_sftp:
+            from paramiko.sftp_client import SFTPClient
+
+            try:
+                self._sftp = SFTPClient.from_transport(transport)
+            except Exception as exc:  # sftp() handles it as if it had failed there
+                self._sftp_error = exc
+        self._sftp_done.set()
+
+    def sftp_or_raise(self) -> SFTPClient | None:
+        self._sftp_done.wait()
+        if self._sftp_error is not None:
+            raise self._sftp_error
+        return self._sftp
+
+
+def _key_exchange(
+    host: str, port: int, timeout: float, key_types: Callable[[str, int], list[str] | None]
+) -> Transport:
+    """TCP to host:port and the SSH key exchange, nothing authenticated yet; `key_types` (of
+    host, port) restricts the host key algorithms. Raises what socket and paramiko raise."""
+    from paramiko.transport import Transport
+
+    # paramiko logs a dropped socket from its reader thread at ERROR; we report drops
+    # ourselves, as one line, where they matter.
+    logging.getLogger("paramiko.transport").setLevel(logging.CRITICAL)
+    sock = socket.create_connection((host, port), timeout=timeout)
+    transport: Transport | None = None
+    try:
+        _tune_socket(sock)
+        transport = Transport(sock)
+        transport.banner_timeout = timeout
+        transport.auth_timeout = timeout
+        restricted = key_types(host, port)
+        if restricted:
+            transport.get_security_options().key_types = restricted
+        transport.start_client(timeout=timeout)
+        return transport
+    except BaseException:
+        if transport is not None:
+            transport.close()
+        else:
+            sock.close()
+        raise
+
+
+def _no_restriction(host: str, port: int) -> None:
+    return None
+
+
+def prestart_handshake(host: str, port: int, timeout: float) -> None:
+    """Begin the TCP connection and key exchange to host:port on a daemon thread, before the
+    SshConnection that will use it exists (a run's config names the host long before the run
+    has loaded). The first SshConnection that dials this host and port with this connect
+    timeout takes it and goes on as after its own key exchange: the host key checked against
+    its pin, then authentication; its errors are the ones its own exchange would have raised.
+    Nothing is authenticated and no pin is read or written here, so a run that never dials
+    leaves only a closed pre-authentication connection (closed at exit, or by
+    discard_prestarted). paramiko is imported on the calling thread."""
+    load_paramiko()
+    key = (host, port, timeout)
+    with _PRESTARTED_LOCK:
+        if key not in _PRESTARTED:
+            _PRESTARTED[key] = _Handshake(host, port, timeout)
+
+
+def discard_prestarted() -> None:
+    """Close every prestarted handshake no connection took."""
+    with _PRESTARTED_LOCK:
+        handshakes = list(_PRESTARTED.values())
+        _PRESTARTED.clear()
+    for handshake in handshakes:
+        handshake.abandon()
+
+
+def _claim_prestarted(host: str, port: int, timeout: float) -> Transport | None:
+    """The prestarted handshake's transport for exactly this host, port and timeout (None: no
+    such handshake, or it died meanwhile); raises its error as the exchange raised it."""
+    with _PRESTARTED_LOCK:
+        handshake = _PRESTARTED.pop((host, port, timeout), None)
+    if handshake is None:
+        return None
+    try:
+        transport = handshake.transport_or_raise()
+    except BaseException:
+        handshake.abandon()  # Ctrl-C while waiting: its thread closes what it makes
+        raise
+    if not transport.is_active():
+        transport.close()
+        return None
+    return transport
+
+
+class _Handshake(_BackgroundTransport):
+    """prestart_handshake's key exchange on a daemon thread."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self._where = (host, port, timeout)
+        super().__init__("pegboard-ssh-handshake")
+
+    def _make(self) -> Transport:
+        host, port, timeout = self._where
+        return _key_exchange(host, port, timeout, _no_restriction)
+
+
+_PRESTARTED: dict[tuple[str, int, float], _Handshake] = {}
+_PRESTARTED_LOCK = threading.Lock()
 
 
 def load_paramiko() -> None:

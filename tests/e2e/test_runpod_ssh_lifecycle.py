@@ -256,3 +256,27 @@ def test_a_fresh_pod_needs_no_ready_probe_its_claim_proved_the_shell(
     commands = server.recorded_commands()
     assert any("mkdir" in c and "pod.json" in c for c in commands)  # the claim ran
     assert not [c for c in commands if c.endswith("-c true; exit $?")], commands
+
+
+def test_a_run_is_one_tcp_connection_and_a_refused_config_logs_in_nowhere(
+    tmp_path: Path, start_sshd: StartSshd, ssh_client_key: SshClientKey
+) -> None:
+    """The console script begins the key exchange while the run loads (early_contact.py): the
+    run's dial takes it, so sshd sees one TCP connection a run; a run that stops at its config
+    (a key file that does not exist: exit 2) authenticated nowhere and pinned nothing."""
+    server = start_sshd()
+    deploy = SshDeploy(tmp_path, server, ssh_client_key)
+    try:
+        before = server.log_text().count("Connection from ")
+        manifest = _finished(deploy.start(deploy.config("echo JOB_DONE\n")))
+        assert manifest["outcome"] == "succeeded"
+        assert server.log_text().count("Connection from ") == before + 1
+        assert server.accepted_logins() == 1
+        missing = deploy.config("echo JOB_DONE\n", ssh={"key_path": str(tmp_path / "nokey")})
+        refused = deploy.start(missing)
+        assert refused.finish() == 2
+        assert "ssh key not found" in one_failure_line(refused.stderr)
+    finally:
+        deploy.close()
+    assert server.accepted_logins() == 1
+    assert _run_pointers(deploy) == []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from helpers.sshd import SshClientKey
-from pegboard.adapters.sandboxes.sshd import LoopbackSshd
+from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
 from pegboard.adapters.ssh_connection import Backoff, SshConnection, SshTarget
 from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
@@ -36,3 +38,26 @@ def connect_shell(
         connect_timeout=connect_timeout,
     )
     return SshShell(connection, cwd=cwd)
+
+
+def wait_for(condition: Callable[[], bool], budget: float = 10.0) -> bool:
+    """Whether `condition` came true within `budget` seconds (polled every 20 ms)."""
+    deadline = time.monotonic() + budget
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def pin_then_rekey(server: LoopbackSshd, key: SshClientKey, pins_path: Path, *, pod: str) -> bytes:
+    """Pin `server`'s host key through one connection, then give the server a new one (a
+    reinstalled machine, or an impostor); the pin file's bytes."""
+    first = connect_shell(server, key, pins_path, pod=pod)
+    first.run("true", timeout=10)
+    first.close()
+    pinned = pins_path.read_bytes()
+    server.stop()
+    generate_key(server.host_key_path, comment="another-machine")
+    server.start()
+    return pinned

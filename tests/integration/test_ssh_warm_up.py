@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ssh_adapters import connect_shell
+from helpers.ssh_adapters import connect_shell, pin_then_rekey
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
 from pegboard.adapters.ssh_connection import SftpUnavailable, SshConnection, SshTarget
@@ -133,13 +133,7 @@ def test_a_changed_host_key_is_refused_before_authenticating(
 ) -> None:
     server = start_sshd()
     pins = tmp_path / "known_hosts"
-    first = connect_shell(server, ssh_client_key, pins, pod="pod-7")
-    first.run("true", timeout=10)
-    first.close()
-    pinned = pins.read_bytes()
-    server.stop()
-    generate_key(server.host_key_path, comment="another-machine")
-    server.start()
+    pinned = pin_then_rekey(server, ssh_client_key, pins, pod="pod-7")
     second = connect_shell(server, ssh_client_key, pins, pod="pod-7")
     second.connection.warm_up()
     with pytest.raises(HostKeyRejected, match="pod pod-7") as caught:

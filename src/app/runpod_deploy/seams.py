@@ -99,6 +99,34 @@ def provider_gpu_cloud(provider: str, environ: Mapping[str, str]) -> GpuCloud:
     return provider_registry().plugin(provider).build(context, None).cloud
 
 
+def contact_provider_early(config_path: str, ready_timeout_flag: int | None) -> None:
+    """`run --config PATH`, before the CLI has loaded: the config's provider starts reaching
+    the machine it names (ProviderPlugin.early_contact). Only a regular file is read (a FIFO
+    or /dev/stdin stays for the run to read); any problem is left to the run to report, so
+    this says nothing and raises nothing."""
+    import stat
+
+    from pegboard.app.shared.seams import read_yaml_document
+
+    try:
+        path = Path(config_path).expanduser().absolute()
+        if not stat.S_ISREG(path.stat().st_mode):
+            return
+        data = read_yaml_document(path).data
+        pod = data.get("pod")
+        provider = pod.get("provider") if isinstance(pod, Mapping) else None
+        if not isinstance(provider, str):
+            return
+        registry = provider_registry()
+        if provider not in registry:
+            return
+        contact = registry[provider].early_contact
+        if contact is not None:
+            contact(data, ready_timeout_flag)
+    except Exception:  # the run reads the config again and reports what is wrong with it
+        return
+
+
 # --- the terminal: results on stdout, the tool's own output on stderr -----------------------
 
 

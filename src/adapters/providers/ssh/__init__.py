@@ -8,7 +8,8 @@ recorded (place_of).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pegboard.adapters.ssh_section import (
     MAX_CONNECT_TIMEOUT_SEC,
@@ -24,6 +25,7 @@ from pegboard.domain.gpujob.provider_plugin import (
     LocatorContext,
     ProviderPlugin,
 )
+from pegboard.domain.gpujob.spec import BudgetSpec
 from pegboard.domain.ports.backend import Backend
 
 from .locator import SshLocator
@@ -52,6 +54,30 @@ def _from_config(spec: JobSpec, context: LocatorContext) -> SshLocator:
     )
 
 
+def _early_contact(data: Mapping[str, Any], ready_timeout_flag: int | None) -> None:
+    """A literal `ssh.host` (and port, and ready timeout): its key exchange starts now, on the
+    host, port and connect timeout _from_config will give the run (its dial takes it only if
+    they match; anything templated or malformed is left to the run)."""
+    ssh, budget = data.get("ssh"), data.get("budget")
+    if not isinstance(ssh, Mapping):
+        return
+    host, port = ssh.get("host"), ssh.get("port", 22)
+    if not isinstance(host, str) or not host or "{" in host:
+        return
+    if type(port) is not int or not 0 < port <= 65535:
+        return
+    ready = ready_timeout_flag
+    if ready is None:
+        ready = budget.get("ssh_ready_timeout_sec") if isinstance(budget, Mapping) else None
+        if ready is None:
+            ready = BudgetSpec().ssh_ready_timeout_sec
+    if type(ready) is not int or ready < 1:
+        return
+    from pegboard.adapters.ssh_connection import prestart_handshake
+
+    prestart_handshake(host, port, min(MAX_CONNECT_TIMEOUT_SEC, float(ready)))
+
+
 def _place_of(locator: SshLocator) -> tuple[str, str] | None:
     """One place per machine and workspaces root (two runs' pin files do not make two)."""
     if not locator.host:
@@ -71,6 +97,7 @@ PLUGIN = ProviderPlugin(
     pod_defaults={"image": "ssh-host", "datacenters": ["ssh-host"], "gpu_order": ["SSH-HOST"]},
     check_access=key_file_problems,
     place_of=_place_of,
+    early_contact=_early_contact,
     billed=False,
     gpu_catalog=False,
     live_stock=False,

@@ -1,0 +1,124 @@
+"""`runpod-deploy run` lets its provider start reaching the machine before the CLI loads
+(app/runpod_deploy/early_contact.py, seams.contact_provider_early, the ssh plugin's
+early_contact): which command lines and configs start a key exchange, with which host, port and
+timeout, and that nothing else (a dry run, --help, a template, a FIFO) contacts or reads
+anything."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pegboard.adapters import ssh_connection
+from pegboard.app.runpod_deploy import early_contact, seams
+
+
+@pytest.fixture
+def contacts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """The config path and flag contact_early passes on."""
+    seen: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(seams, "contact_provider_early", lambda *args: seen.append(args))
+    return seen
+
+
+@pytest.fixture
+def prestarts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """The handshakes the ssh plugin would start."""
+    seen: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(ssh_connection, "prestart_handshake", lambda *args: seen.append(args))
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--config", "job.yaml"], [("job.yaml", None)]),
+        (["run", "--config=job.yaml", "-v"], [("job.yaml", None)]),
+        (["run", "--ssh-ready-timeout-sec", "30", "--config", "j"], [("j", 30)]),
+        (["run", "--ssh-ready-timeout-sec=7", "--config=j"], [("j", 7)]),
+        (["run", "--var", "a=b", "--gpu-id", "--dry-run", "--config", "j"], [("j", None)]),
+        (["run", "--config", "j", "--dry-run"], []),
+        (["run", "--offline-dry-run", "--config", "j"], []),
+        (["run", "--config", "j", "--help"], []),
+        (["run", "-h"], []),
+        (["run", "--ssh-ready-timeout-sec", "0", "--config", "j"], []),
+        (["run", "--ssh-ready-timeout-sec", "x", "--config", "j"], []),
+        (["run", "--config"], []),
+        (["run"], []),
+        (["validate", "--config", "j"], []),
+        (["--version"], []),
+        ([], []),
+    ],
+)
+def test_which_command_lines_contact_early(
+    argv: list[str], expected: list[tuple[Any, ...]], contacts: list[tuple[Any, ...]]
+) -> None:
+    early_contact.contact_early(argv)
+    assert contacts == expected
+
+
+def _config(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+SSH = "pod: {provider: ssh}\nssh: {host: gpu.example, port: 2222}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "flag", "expected"),
+    [
+        (SSH, None, [("gpu.example", 2222, 10.0)]),  # budget's default 900 s, capped at 10
+        (SSH + "budget: {ssh_ready_timeout_sec: 4}\n", None, [("gpu.example", 2222, 4.0)]),
+        (SSH + "budget: {ssh_ready_timeout_sec: 4}\n", 3, [("gpu.example", 2222, 3.0)]),
+        ("pod: {provider: ssh}\nssh: {host: h}\n", None, [("h", 22, 10.0)]),
+        ("pod: {provider: ssh}\nssh: {host: '{host}'}\n", None, []),
+        ("pod: {provider: ssh}\nssh: {host: h, port: '22'}\n", None, []),
+        ("pod: {provider: ssh}\nssh: {host: h, port: 70000}\n", None, []),
+        (SSH + "budget: {ssh_ready_timeout_sec: '{t}'}\n", None, []),
+        ("pod: {provider: ssh}\n", None, []),
+        ("pod: {provider: runpod}\nssh: {host: h}\n", None, []),
+        ("pod: {provider: nope}\nssh: {host: h}\n", None, []),
+        ("ssh: {host: h}\n", None, []),  # the default provider (runpod) contacts nothing early
+        ("pod: [\n", None, []),  # bad YAML: the run says so
+    ],
+)
+def test_which_configs_start_a_key_exchange(
+    tmp_path: Path,
+    text: str,
+    flag: int | None,
+    expected: list[tuple[Any, ...]],
+    prestarts: list[tuple[Any, ...]],
+) -> None:
+    seams.contact_provider_early(_config(tmp_path, text), flag)
+    assert prestarts == expected
+
+
+def test_a_missing_config_is_left_to_the_run(
+    tmp_path: Path, prestarts: list[tuple[Any, ...]]
+) -> None:
+    seams.contact_provider_early(str(tmp_path / "absent.yaml"), None)
+    assert prestarts == []
+
+
+def test_a_fifo_config_is_not_read(tmp_path: Path, prestarts: list[tuple[Any, ...]]) -> None:
+    """`--config /dev/stdin` or a named pipe: the run's own read gets every byte."""
+    fifo = tmp_path / "job.yaml"
+    os.mkfifo(fifo)
+    holder = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer, so a reader would block
+    try:
+        os.write(holder, SSH.encode())
+        done = threading.Thread(target=seams.contact_provider_early, args=(str(fifo), None))
+        done.daemon = True
+        done.start()
+        done.join(5)
+        assert not done.is_alive()
+        assert os.read(holder, 4096) == SSH.encode()
+    finally:
+        os.close(holder)
+    assert prestarts == []

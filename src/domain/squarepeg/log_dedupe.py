@@ -32,13 +32,16 @@ ends before the bytes already written of it, sets `gap`: the output goes on from
 the replay has, and the run says it may be incomplete.
 
 Speed: the complete records of a chunk are decoded a window (~128 KiB, cache-sized) at a time
-with one C-level pass each, checked by counting the newlines: for a run of one timestamp (a
-batch the kubelet stamped at one instant) a regex of that literal prefix after every newline;
-else one of the kubelet's format with the first record's date, hour and minute literal (a
-kubelet >= 1.26 stamps every line apart), then any RFC3339 form; only the last run of one time is counted, for the resume point. Replayed records
-already written are skipped a run at a time. Anything unusual (an untimed record, a line long
-enough to have been split) takes the careful record-by-record path for that window, which is the
-reference the fast path is tested against (`fast=False`).
+with one C-level pass each. A runtime with a nanosecond clock (containerd calls time.Now() per
+record) stamps every line apart: a regex matching every newline, with the kubelet's prefix after
+it or alone, the date and clock to the second (or minute) that the window's first and last
+records share literal in it; the bytes it removed prove that every record had a prefix. For a run
+of one timestamp (a coarse clock's tick) a regex of that literal prefix after every newline,
+checked by counting the newlines; then any RFC3339 form. Only the last run of one time is
+counted, for the resume point. Replayed records already written are skipped a run at a time.
+Anything unusual (an untimed record, a line long enough to have been split) takes the careful
+record-by-record path for that window, which is the reference the fast path is tested against
+(`fast=False`).
 """
 
 from __future__ import annotations
@@ -54,11 +57,16 @@ from pegboard.domain.kubernetes.timestamps import parse_rfc3339_nanos
 _TIME = rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:[Zz]|[+-]\d\d:\d\d)"
 _PREFIX = re.compile(_TIME + rb" ")
 _PREFIX_AFTER_NEWLINE = re.compile(rb"\n" + _TIME + rb" ")
-# What the kubelet writes (RFC3339Nano with all nine digits, UTC): simpler, so faster to match.
-_KUBELET_AFTER_NEWLINE = re.compile(rb"\n\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
-_KUBELET_PREFIX = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
-_MINUTE_BYTES = len(b"2024-01-01T00:00:")  # a kubelet prefix's date, hour and minute
-_KUBELET_AFTER_MINUTE = rb"\d\d\.\d{9}Z "
+# What the kubelet writes (RFC3339NanoFixed: all nine digits, UTC): simpler, so faster to match.
+# Matched after every newline, or nothing there (`_strip_kubelet_times`): each newline is a match.
+_KUBELET_TIME = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z "
+_KUBELET_AFTER_EVERY_NEWLINE = re.compile(rb"\n(?:" + _KUBELET_TIME + rb"|)")
+_KUBELET_PREFIX = re.compile(_KUBELET_TIME)
+# A kubelet prefix's date and clock to the second, and to the minute, with what follows each.
+_LITERAL_CUTS = (
+    (len(b"2024-01-01T00:00:00."), rb"\d{9}Z "),
+    (len(b"2024-01-01T00:00:"), rb"\d\d\.\d{9}Z "),
+)
 _PATTERNS_KEPT = 8
 MAX_PREFIX = len(b"2024-01-01T00:00:00.000000000+00:00 ")
 
@@ -171,7 +179,8 @@ class WrittenTail:
         """`matches` without a step per record, where it is sure to hold: the records at the
         last time all carry its prefix verbatim, no line is long enough to be several records,
         and the one before (if any) is earlier. False only means "not shown here": a batch
-        the kubelet stamped at one instant is thousands of records, read at every run's end."""
+        stamped at one instant (a coarse clock's tick) is thousands of records, read at every
+        run's end."""
         stamp = self.stamp.encode("ascii") + b" "
         longest = len(stamp) + self.partial_record_bytes + 1  # a line of one record, at most
         run = 0
@@ -684,7 +693,7 @@ class TimestampedLogDecoder:
     def _one_time(
         self, data: bytes, start: int, content: int, stop: int, prefix: bytes, out: list[bytes]
     ) -> int:
-        """Records that should all carry `prefix` (a batch the kubelet stamped at one instant):
+        """Records that should all carry `prefix` (stamped at one instant: a coarse clock):
         the fastest pass, the prefix after every newline removed by a regex of that literal.
         (`bytes.replace` searches again for every match, and on a window this size each search
         prepares the 32-byte needle anew, two-way: about twice the time.)"""
@@ -729,21 +738,40 @@ class TimestampedLogDecoder:
             pattern = self._patterns[key] = re.compile(source)
         return pattern
 
-    def _strip_times(self, window: bytes, prefix: bytes) -> tuple[bytes, int] | None:
+    def _strip_times(self, window: bytes, prefix: bytes, last: bytes) -> tuple[bytes, int] | None:
         """`window` (records, the first one's prefix already cut) with the prefix after every
-        newline removed, and its record count; None when some record has no timestamp. Tried
-        first: a regex with the literal date, hour and minute of `prefix` (the first record's),
-        when the kubelet wrote it (RFC3339Nano, nine digits, UTC): most of a match is then one
-        literal search, where the general pattern checks every character's class."""
-        patterns = [_KUBELET_AFTER_NEWLINE, _PREFIX_AFTER_NEWLINE]  # other RFC3339 forms
+        newline removed, and its record count; None when some record has no timestamp.
+        `prefix` is the first record's, `last` the start of the last one's. Tried first: the
+        prefix the kubelet writes (`_strip_kubelet_times`), then any RFC3339 form."""
         if _KUBELET_PREFIX.fullmatch(prefix):
-            minute = prefix[:_MINUTE_BYTES]
-            source = b"\n" + re.escape(minute) + _KUBELET_AFTER_MINUTE
-            patterns.insert(0, self._pattern(minute, source))
+            stripped = self._strip_kubelet_times(window, prefix, last)
+            if stripped is not None:
+                return stripped
+        body, found = _PREFIX_AFTER_NEWLINE.subn(b"\n", window)  # other RFC3339 forms
+        records = body.count(b"\n")  # the prefixes hold no newline
+        return (body, records) if found + 1 == records else None
+
+    def _strip_kubelet_times(
+        self, window: bytes, prefix: bytes, last: bytes
+    ) -> tuple[bytes, int] | None:
+        """`_strip_times` for the kubelet's own prefix (RFC3339NanoFixed, UTC, 31 bytes) after
+        every newline, in one regex pass that is its own proof: it matches every newline, with
+        the prefix after it or alone, so the matches are the window's newlines and the bytes
+        it removed show how many had a prefix: all of them but the last (the window's end),
+        or the window is not plain (no count of its newlines, ~20% of the pass). A kubelet
+        >= 1.26 stamps every line apart, so no prefix repeats; the date and clock to the second
+        (or the minute) that the first and the last record share are one literal in the regex,
+        where the general pattern checks every character's class."""
+        patterns = [_KUBELET_AFTER_EVERY_NEWLINE]
+        for cut, rest in _LITERAL_CUTS:
+            if last.startswith(prefix[:cut]):
+                literal = prefix[:cut]
+                source = b"\n(?:" + re.escape(literal) + rest + b"|)"
+                patterns.insert(0, self._pattern(literal, source))
+                break
         for pattern in patterns:
-            body, found = pattern.subn(b"\n", window)
-            records = body.count(b"\n")  # the prefixes hold no newline
-            if found + 1 == records:
+            body, records = pattern.subn(b"\n", window)
+            if len(window) - len(body) == KUBELET_PREFIX_BYTES * (records - 1):
                 return body, records
         return None
 
@@ -760,11 +788,13 @@ class TimestampedLogDecoder:
         self, data: bytes, start: int, content: int, stop: int, out: list[bytes]
     ) -> int:
         """Records with several timestamps: one regex pass, then count the last time's run."""
-        stripped = self._strip_times(data[content:stop], data[start:content])
+        last = data.rfind(b"\n", start, stop - 1) + 1 or start
+        stripped = self._strip_times(
+            data[content:stop], data[start:content], data[last : last + KUBELET_PREFIX_BYTES]
+        )
         if stripped is None:
             return start  # some record has no timestamp: take the careful way
         body, records = stripped
-        last = data.rfind(b"\n", start, stop - 1) + 1 or start
         match = _PREFIX.match(data, last)
         assert match is not None  # it was just stripped
         run = _run_start(data, start, last, data[last : match.end()])

@@ -379,12 +379,14 @@ def test_records_of_one_minute_or_one_time_never_need_the_general_patterns() -> 
     from pegboard.domain.squarepeg import log_dedupe
 
     per_line, per_line_out = kubelet_records(3 * NANOS, 5000, 997)  # a time per line
+    seconds, seconds_out = kubelet_records(3 * NANOS, 5000, 400_000)  # 2 s of one minute
     batch, batch_out = kubelet_records(9 * NANOS, 5000, 0)  # one time per batch
     refused = mock.patch.multiple(
-        log_dedupe, _KUBELET_AFTER_NEWLINE=_Refused(), _PREFIX_AFTER_NEWLINE=_Refused()
+        log_dedupe, _KUBELET_AFTER_EVERY_NEWLINE=_Refused(), _PREFIX_AFTER_NEWLINE=_Refused()
     )
     with refused:
-        for data, output in ((per_line, per_line_out), (batch, batch_out)):
+        cases = ((per_line, per_line_out), (seconds, seconds_out), (batch, batch_out))
+        for data, output in cases:
             decoder = TimestampedLogDecoder()
             assert decoder.feed(data) == output
             careful = TimestampedLogDecoder(fast=False)

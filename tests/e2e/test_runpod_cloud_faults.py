@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.deploy_cli import kill_point_batches
+from helpers.deploy_cli import KILL_TEST_CHANGES, kill_point_batches
 from helpers.runpod_cloud_deploy import CloudDeploy, manifest_of, run_dir_of
 from pegboard.adapters.sandboxes.runpod import StockOut
 
@@ -128,7 +128,7 @@ def test_resume_without_a_free_gpu_falls_back_to_a_fresh_pod(deploy: CloudDeploy
 def test_sigkill_at_every_phase_leaves_every_pod_deleted_or_listed_with_its_release(
     deploy: CloudDeploy, points: tuple[str, ...]
 ) -> None:
-    config = deploy.project / "hello.yaml"
+    config = deploy.config("hello", **KILL_TEST_CHANGES)
     killed: dict[str, bytes] = {}  # point -> what the killed run printed (RUN_DIR=...)
     procs = {point: deploy.start(config, stop_at=point) for point in points}
     for point, proc in procs.items():

@@ -81,6 +81,9 @@ def test_hello_example_runs_end_to_end(tmp_path: Path) -> None:
         "lifecycle_action",
     } <= set(events)
     assert (run_dir / "hello.log").read_text().endswith("HELLO_DONE\n")
+    remote_env = json.loads((run_dir / "remote_env.json").read_text())  # the start snapshot
+    assert remote_env["remote_python_version"].startswith("Python 3")
+    assert (run_dir / "pip_freeze.txt").read_text().strip()
     assert list((tmp_path / "pods").iterdir()) == []  # deleted on success
     # staging honoured the default excludes and the pod saw the project
     assert manifest["phase_durations_sec"]["staging"] >= 0

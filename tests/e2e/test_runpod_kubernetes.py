@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from helpers.console_scripts import squarepeg_bin
-from helpers.deploy_cli import kill_point_batches, manifest_of, run_dir_of
+from helpers.deploy_cli import KILL_TEST_CHANGES, kill_point_batches, manifest_of, run_dir_of
 from helpers.kubernetes_deploy import KubeDeploy
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
 from pegboard.domain.ports.cluster import ResourceKind
@@ -87,6 +87,9 @@ def test_hello_runs_on_a_gpu_pod_and_leaves_nothing(deploy: KubeDeploy) -> None:
     assert manifest["gpu_id"] == A100  # the first type of gpu_order fits
     result = json.loads((run_dir_of(done) / "results" / "result.json").read_text())
     assert result["greeting"] == "hello"
+    remote_env = json.loads((run_dir_of(done) / "remote_env.json").read_text())
+    assert remote_env["remote_python_version"].startswith("Python 3")  # the start snapshot
+    assert (run_dir_of(done) / "pip_freeze.txt").read_text().strip()
     assert deploy.live() == set()  # pod and claim deleted
     assert deploy.stale_pods() == {}
 
@@ -247,7 +250,7 @@ def test_more_gpus_than_any_node_has_fail_with_the_schedulers_reason(deploy: Kub
 def test_sigkill_at_every_phase_leaves_every_pod_listed_with_a_working_release(
     deploy: KubeDeploy, points: tuple[str, ...]
 ) -> None:
-    config = deploy.config()
+    config = deploy.config(**KILL_TEST_CHANGES)
     killed: dict[str, bytes] = {}
     procs = {point: deploy.start(config, stop_at=point) for point in points}
     try:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers.deploy_cli import KILL_POINTS
+from helpers.deploy_cli import KILL_POINTS, KILL_TEST_CHANGES
 from helpers.runpod_local import LocalDeploy
 
 
@@ -46,7 +46,7 @@ KILL_POINT_CHUNKS = [
 def test_sigkill_at_every_phase_boundary_leaves_a_listed_pod_with_its_own_release(
     deploy: LocalDeploy, points: tuple[str, ...]
 ) -> None:
-    config = deploy.project / "hello.yaml"
+    config = deploy.config("hello", **KILL_TEST_CHANGES)
     # A second run of the same config, alive with a running pod (same shared state file).
     other = deploy.start(config, stop_at="enter-monitor")
     deploy.wait_for_point(other, "enter-monitor")

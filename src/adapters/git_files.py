@@ -29,12 +29,10 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
-import attrs
 
-
-@attrs.frozen
-class Head:
+class Head(NamedTuple):  # not attrs: a class less to build in every run
     sha: str
     branch: str
 

@@ -8,7 +8,6 @@ validator says in `leaf` what any other error means to its users.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import attrs
@@ -32,6 +31,8 @@ def did_you_mean(key: object, known: Iterable[str]) -> str | None:
     """The known name closest to a mistyped `key`, if one is close enough."""
     if not isinstance(key, str):
         return None
+    import difflib  # only for a mistyped key: a run of a valid config does not import it
+
     close = difflib.get_close_matches(key, list(known), n=1)
     return close[0] if close else None
 

@@ -10,7 +10,6 @@ checked: the stock answer stays the only word.
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -46,6 +45,8 @@ def gpu_catalog(cloud: GpuCloud, pod: PodSpec, *, listed: bool) -> frozenset[str
 
 
 def unknown_gpu_message(name: str, catalog: frozenset[str]) -> str:
+    import difflib  # only for a name no catalog lists: a run does not import it (~2 ms)
+
     close = difflib.get_close_matches(name, sorted(catalog), n=CLOSEST, cutoff=0.5)
     if not close:  # difflib's ratio is case-sensitive: compare folded too
         folded = {gpu.casefold(): gpu for gpu in catalog}

@@ -9,7 +9,6 @@ config that validates is a config that renders.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -95,6 +94,8 @@ def _check_unused_vars(job: RenderedJob, cli_vars: Mapping[str, str]) -> None:
     `--vars-file` entry is a warning. (0.8.4 ignored both silently.)"""
     if not job.unused_cli_vars:
         return
+    import difflib  # only for a variable no template uses: a run does not import it (~2 ms)
+
     flagged = cli_vars.from_flags if isinstance(cli_vars, CliVars) else frozenset(cli_vars)
     used = sorted(set(job.variables) - set(job.unused_cli_vars))
     typos = []

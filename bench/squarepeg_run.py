@@ -14,10 +14,13 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
   sandbox beside it where ours is measured again the same way (kubectl sends no credentials
   over plain HTTP; one log file per container there; target: our streaming phase >= 3x
   kubectl's), and the CPU seconds each of the two runs costs in all (tool, cat, sandbox,
-  container); `--log-runs N` measures those rows N times in turn (medians); the same log
-  of 64 KiB lines (each four of containerd's 16 KiB partial records, rejoined under one timestamp
-  by the sandbox's kubelet >= 1.26 rendering), as a ratio to the 100-byte row of the same run
-  (0.4.1 is given a time cap: it hangs on long lines under that rendering);
+  container); both tools' output checked against what the container wrote (4 MiB, once); as
+  bounds, the product's log stream with nothing decoded (bench/_tls_stream.py) following a
+  running pod through the same pipe, with squarepeg's query (timestamps) and kubectl's;
+  `--log-runs N` measures those rows N times in turn (medians); the same log of 64 KiB lines
+  (each four of containerd's 16 KiB partial records, rejoined under one timestamp by the
+  sandbox's kubelet >= 1.26 rendering), as a ratio to the 100-byte row of the same run (0.4.1
+  is given a time cap: it hangs on long lines under that rendering);
 - Ctrl-C to exit with a silent container (target <= 1 s);
 - `clean` of 200 orphans among 2,000 pods with 10 ms added per API request (target <= 0.3x).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import resource
 import secrets
@@ -240,29 +244,89 @@ def cpu_spent() -> Iterator[list[float]]:
         spent.append(now() - started)
 
 
-def kubectl_follow(
-    sandbox: KubernetesSandbox, env: dict[str, str], kubectl: str, mib: int
+def follow_running(
+    sandbox: KubernetesSandbox, env: dict[str, str], argv: list[str], mib: int
 ) -> tuple[float, float]:
-    """`kubectl logs -f` of a running pod's log through a pipe: MiB/s over the whole command and
-    over its streaming phase (its log request to its exit), as `log_throughput` counts ours.
-    kubectl writes line by line (staging/src/k8s.io/kubectl/pkg/cmd/logs/logs.go,
-    DefaultConsumeRequest: bufio ReadBytes('\\n'), one Write each), so a pipe is what it pays."""
+    """`argv` + a running pod's name, following that pod's log through a pipe: MiB/s over the
+    whole command and over its streaming phase (its log request to its exit), as
+    `log_throughput` counts ours; the tool's own exit status checked (the pipe's is cat's)."""
     name = running_log_pod(sandbox, env, mib)
     before = len(sandbox.requests)
     with tempfile.TemporaryDirectory() as scratch:
-        # through_pipe's pipeline, with kubectl's own exit status kept (the pipe's is cat's)
+        # through_pipe's pipeline, with the tool's own exit status kept
         status = Path(scratch) / "status"
-        pipeline = '{ "$@"; echo $? > "$KUBECTL_STATUS"; } | cat > /dev/null'
-        argv = ["sh", "-c", pipeline, "sh", kubectl, "logs", "-f", name]
-        wall = run_wall(argv, {**env, "KUBECTL_STATUS": str(status)}, timeout=600)
+        pipeline = '{ "$@"; echo $? > "$FOLLOW_STATUS"; } | cat > /dev/null'
+        wall = run_wall(
+            ["sh", "-c", pipeline, "sh", *argv, name],
+            {**env, "FOLLOW_STATUS": str(status)},
+            timeout=600,
+        )
         ended = time.time()
         code = status.read_text().strip() if status.exists() else "none"
     if code != "0":
-        raise SystemExit(f"bench: kubectl logs -f {name} failed (exit status {code})")
+        tool = " ".join(Path(arg).name for arg in argv)
+        raise SystemExit(f"bench: {tool} {name} failed (exit status {code})")
     log_requests = [r.time for r in sandbox.requests[before:] if r.path.endswith("/log")]
     streaming = ended - min(log_requests) if log_requests else wall
     delete_pod(env, name)
     return mib / wall, mib / streaming
+
+
+def kubectl_follow(
+    sandbox: KubernetesSandbox, env: dict[str, str], kubectl: str, mib: int
+) -> tuple[float, float]:
+    """`kubectl logs -f` of a running pod's log through a pipe (`follow_running`). kubectl
+    writes line by line (staging/src/k8s.io/kubectl/pkg/cmd/logs/logs.go,
+    DefaultConsumeRequest: bufio ReadBytes('\\n'), one Write each), so a pipe is what it pays."""
+    return follow_running(sandbox, env, [kubectl, "logs", "-f"], mib)
+
+
+TLS_STREAM = Path(__file__).resolve().parent / "_tls_stream.py"
+
+
+def stream_follow(
+    sandbox: KubernetesSandbox, env: dict[str, str], mib: int, *, timestamps: bool
+) -> tuple[float, float]:
+    """The product's log stream with nothing decoded (bench/_tls_stream.py), following a
+    running pod as kubectl does (`follow_running`): squarepeg's query (`timestamps`) or
+    kubectl's. What the sandbox and the TLS read allow a client asking that query."""
+    mode = "timestamps" if timestamps else "plain"
+    return follow_running(sandbox, env, [sys.executable, str(TLS_STREAM), mode], mib)
+
+
+def expected_log(mib: int) -> bytes:
+    """The output LOG_WRITER writes for `mib` MiB, byte for byte."""
+    line = b"x" * 90 + b" %08d\n"
+    block = b"".join(line % i for i in range(1000))
+    return block * (mib * 1048576 // 100 // 1000)
+
+
+def same_output(sandbox: KubernetesSandbox, env: dict[str, str], ours: str, kubectl: str) -> None:
+    """Both tools of the TLS pair, through the same pipe, print exactly what the container
+    wrote (a 4 MiB log: the timed runs send theirs to /dev/null, unchecked): else the bench
+    stops, since the pair's ratio would compare different work."""
+    mib, want = 4, hashlib.sha256(expected_log(4)).hexdigest()
+    code = LOG_WRITER.format(mib=mib)
+    ours_argv = [ours, "run", "--no-default-config", "python", sys.executable, "-c", code]
+    name = running_log_pod(sandbox, env, mib)
+    for tool, argv in (
+        ("squarepeg run", ours_argv),
+        ("kubectl logs -f", [kubectl, "logs", "-f", name]),
+    ):
+        pipeline = subprocess.run(
+            ["sh", "-c", '"$@" | cat', "sh", *argv],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
+        got = hashlib.sha256(pipeline.stdout).hexdigest()
+        if got != want:
+            raise SystemExit(
+                f"bench: {tool} printed {len(pipeline.stdout)} bytes that differ from the "
+                f"{mib} MiB the container wrote"
+            )
+    delete_pod(env, name)
 
 
 def ctrl_c_latency(tool: str, env: dict[str, str], cap: float = 60.0) -> float:
@@ -380,6 +444,7 @@ def logs_rows(
                 )
             )
             tls = (tls_sandbox, {**env, "KUBECONFIG": str(tls_sandbox.kubeconfig_path)})
+            same_output(*tls, ours, kubectl)
         for _ in range(runs):
             if plain:
                 add("ours", log_throughput(sandbox, ours, env, mib))
@@ -396,6 +461,9 @@ def logs_rows(
                 with cpu_spent() as cpu:
                     add("kubectl", kubectl_follow(*tls, kubectl, mib))
                 add("kubectl_cpu", (cpu[0], cpu[0]))
+                for timestamps in (True, False):
+                    key = "stream_timestamps" if timestamps else "stream_plain"
+                    add(key, stream_follow(*tls, mib, timestamps=timestamps))
     return {
         key: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
         for key, rows in samples.items()
@@ -563,6 +631,17 @@ def main() -> int:
                         "",
                         f"ours {tls_ours[index] / l_kubectl[index]:.1f}x",
                         ">= 3x" if index == 1 else "(ours: pod start too)",
+                    )
+                )
+            # what the sandbox and the TLS read leave a client of each query, nothing decoded
+            for key, query in (("stream_timestamps", "ours"), ("stream_plain", "kubectl's")):
+                results.append(
+                    (
+                        f"  TLS stream, no decoding, {query} query",
+                        f"{rows[key][1]:.1f} MiB/s",
+                        "",
+                        f"ours {tls_ours[1] / rows[key][1]:.0%} of it",
+                        "(a bound, not a target)",
                     )
                 )
 

@@ -14,9 +14,10 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
   sandbox beside it where ours is measured again the same way (kubectl sends no credentials
   over plain HTTP; one log file per container there; target: our streaming phase >= 3x
   kubectl's), and the CPU seconds each of the two runs costs in all (tool, cat, sandbox,
-  container) and of it the tool and cat (the pipeline's own wait4); both tools' output checked against what the container wrote (4 MiB, once); as
-  bounds, the product's log stream with nothing decoded (bench/_tls_stream.py) following a
-  running pod through the same pipe, with squarepeg's query (timestamps) and kubectl's;
+  container) and of it the tool and cat (the pipeline's own wait4); both tools' output checked
+  against what the container wrote (4 MiB, once); as bounds, the product's log stream with
+  nothing decoded (bench/_tls_stream.py) following a running pod through the same pipe, with
+  squarepeg's query (timestamps) and kubectl's;
   `--log-runs N` measures those rows N times in turn (medians); the same log of 64 KiB lines
   (each four of containerd's 16 KiB partial records, rejoined under one timestamp by the
   sandbox's kubelet >= 1.26 rendering), as a ratio to the 100-byte row of the same run (0.4.1

@@ -84,9 +84,19 @@ LONG_LOG_WRITER = (
 )
 
 
-def through_pipe(argv: list[str]) -> list[str]:
-    """argv with its stdout read by `cat > /dev/null` through a pipe, as `cmd | tool` would."""
-    return ["sh", "-c", '"$@" | cat > /dev/null', "sh", *argv]
+def through_pipe(argv: list[str], status: Path) -> list[str]:
+    """argv with its stdout read by `cat > /dev/null` through a pipe, as `cmd | tool` would;
+    argv's own exit status written to `status` (the pipeline's is cat's): see `piped_status`."""
+    pipeline = '{ "$@"; echo $? > "$0"; } | cat > /dev/null'  # $0: the status file
+    return ["sh", "-c", pipeline, str(status), *argv]
+
+
+def piped_status(status: Path, what: str) -> None:
+    """Stop the bench unless the piped tool exited 0: a run cut short would count its
+    throughput over less work than the other tool's."""
+    code = status.read_text().strip() if status.exists() else "none"
+    if code != "0":
+        raise SystemExit(f"bench: {what} failed through the pipe (exit status {code})")
 
 
 def run_wall(
@@ -167,17 +177,19 @@ def log_throughput(
     """
     code = writer.format(mib=mib)
     argv = [tool, "run", "--no-default-config", "python", sys.executable, "-c", code]
-    if pipe:
-        argv = through_pipe(argv)
     before = len(sandbox.requests)
-    with open(os.devnull, "wb") as sink:
-        wall = run_wall(argv, env, stdout=sink.fileno(), timeout=timeout, cpu=cpu)
+    with tempfile.TemporaryDirectory() as scratch, open(os.devnull, "wb") as sink:
+        status = Path(scratch) / "status"
+        command = through_pipe(argv, status) if pipe else argv
+        wall = run_wall(command, env, stdout=sink.fileno(), timeout=timeout, cpu=cpu)
+        ended = time.time()
+        if pipe and wall != float("inf"):
+            piped_status(status, f"{Path(tool).name} run")
     if wall == float("inf"):  # the tool was killed: remove the pod it left behind
         cluster = KubernetesCluster(env={"KUBECONFIG": env["KUBECONFIG"]})
         for pod in sandbox.pods():
             cluster.delete(ResourceKind.POD, pod["metadata"]["name"], namespace="default")
         return 0.0, 0.0
-    ended = time.time()
     log_requests = [r.time for r in sandbox.requests[before:] if r.path.endswith("/log")]
     streaming = ended - min(log_requests) if log_requests else wall
     return mib / wall, mib / streaming
@@ -280,20 +292,10 @@ def follow_running(
     name = running_log_pod(sandbox, env, mib)
     before = len(sandbox.requests)
     with tempfile.TemporaryDirectory() as scratch:
-        # through_pipe's pipeline, with the tool's own exit status kept
         status = Path(scratch) / "status"
-        pipeline = '{ "$@"; echo $? > "$FOLLOW_STATUS"; } | cat > /dev/null'
-        wall = run_wall(
-            ["sh", "-c", pipeline, "sh", *argv, name],
-            {**env, "FOLLOW_STATUS": str(status)},
-            timeout=600,
-            cpu=cpu,
-        )
+        wall = run_wall(through_pipe([*argv, name], status), env, timeout=600, cpu=cpu)
         ended = time.time()
-        code = status.read_text().strip() if status.exists() else "none"
-    if code != "0":
-        tool = " ".join(Path(arg).name for arg in argv)
-        raise SystemExit(f"bench: {tool} {name} failed (exit status {code})")
+        piped_status(status, " ".join(Path(arg).name for arg in [*argv, name]))
     log_requests = [r.time for r in sandbox.requests[before:] if r.path.endswith("/log")]
     streaming = ended - min(log_requests) if log_requests else wall
     delete_pod(env, name)

@@ -412,6 +412,23 @@ def test_a_window_across_a_minute_or_with_another_rfc3339_form_still_decodes_exa
             assert decoder.resume_point() == careful.resume_point()
 
 
+def test_a_record_without_the_kubelets_prefix_is_never_stripped_as_one() -> None:
+    """The fast pass's proof is the bytes it removed: a record of a window of distinct times
+    whose 31 bytes only look like a prefix (a letter for a digit, the second literal the
+    window's others share) keeps them, as the careful path does, in the middle of the window
+    or as its last record (the resume point's)."""
+    clean, _ = kubelet_records(3 * NANOS, 3000, 997)
+    for at in (clean.index(b"\n", len(clean) // 2) + 1, clean.rindex(b"\n", 0, -1) + 1):
+        fake = clean[at : at + 31].replace(b"0", b"O", 1)
+        assert fake != clean[at : at + 31] and len(fake) == 31
+        data = clean[:at] + fake + clean[at + 31 :]
+        decoder, careful = TimestampedLogDecoder(), TimestampedLogDecoder(fast=False)
+        got, want = decoder.feed(data), careful.feed(data)
+        assert got == want and fake in got
+        assert decoder.resume_point() == careful.resume_point()
+        assert decoder.written_tail() == careful.written_tail()
+
+
 def test_the_written_tail_of_a_big_batch_is_matched_without_a_step_per_record() -> None:
     from unittest import mock
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import socket
 import sys
 import threading
@@ -136,7 +137,23 @@ class SshConnection:
         with self._lock:
             if self._closed or self._early is not None or self.alive:
                 return
-            self._early = _EarlyDial(self, sftp=sftp)
+            self._early = self._prestarted(sftp=sftp) or _EarlyDial(self, sftp=sftp)
+
+    def _prestarted(self, *, sftp: bool) -> _EarlyDial | None:
+        """prestart's dial of this very target and timeout, taken as this connection's early
+        dial while no pin is on file for the host (the dial checked no pin before logging in):
+        with a pin, or another SFTP wish, it is closed and this connection dials itself."""
+        early = _take_prestarted(self.target, self.connect_timeout)
+        if early is None:
+            return None
+        try:
+            unpinned = self.pins.pinned(self.target.host, self.target.port) is None
+        except Exception:  # an unreadable pin file: the connection's own dial says so
+            unpinned = False
+        if unpinned and early.wants_sftp == sftp:
+            return early
+        early.abandon()
+        return None
 
     # --- the transport -------------------------------------------------------------------
 
@@ -290,20 +307,13 @@ class SshConnection:
     def _dial(self, *, pin: bool = True) -> Transport:
         """Connect and authenticate. pin=False (the early dial): the host key is checked
         against the pin before authenticating, but a first contact's key is not written
-        (connect() pins it when it takes the transport). The TCP connection and key exchange
-        are the ones prestart_handshake began for this host, port and timeout, if any."""
+        (connect() pins it when it takes the transport)."""
         load_paramiko()
         host, port, timeout = self.target.host, self.target.port, self.connect_timeout
         target = str(self.target)
         transport: Transport | None = None
         try:
-            transport = _claim_prestarted(host, port, timeout)
-            if transport is not None and self.pins.key_types(host, port):
-                # Exchanged before the pin was known: again, asking for the pinned key's type.
-                transport.close()
-                transport = None
-            if transport is None:
-                transport = _key_exchange(host, port, timeout, self.pins.key_types)
+            transport = _key_exchange(host, port, timeout, self.pins.key_types)
             offered = transport.get_remote_server_key()
             # Before any credential is offered: an impostor learns nothing.
             if pin:
@@ -480,66 +490,47 @@ def _key_exchange(
         raise
 
 
-def _no_restriction(host: str, port: int) -> None:
-    return None
-
-
-def prestart_handshake(host: str, port: int, timeout: float) -> None:
-    """Begin the TCP connection and key exchange to host:port on a daemon thread, before the
-    SshConnection that will use it exists (a run's config names the host long before the run
-    has loaded). The first SshConnection that dials this host and port with this connect
-    timeout takes it and goes on as after its own key exchange: the host key checked against
-    its pin, then authentication; its errors are the ones its own exchange would have raised.
-    Nothing is authenticated and no pin is read or written here, so a run that never dials
-    leaves only a closed pre-authentication connection (closed at exit, or by
-    discard_prestarted). paramiko is imported on the calling thread."""
+def prestart(target: SshTarget, timeout: float) -> None:
+    """Begin the whole dial to `target` (TCP, key exchange, login, then the SFTP session) on a
+    daemon thread, before the SshConnection that will use it exists: a run's config names its
+    machine long before the run has loaded. The first connection to this very target with
+    this connect timeout that warms up while no pin is on file for the host takes it as its
+    own background dial (warm_up): its first use pins the host key, its errors are the ones its
+    own dial raises. A run's pin file is its own, new one, so the pin such a dial checks before
+    logging in is never there; with a pin on file the prestarted dial is closed unused. Nothing
+    is written here: a run that stops before it dials leaves at most a login closed at exit (or
+    by discard_prestarted). paramiko is imported on the calling thread."""
     load_paramiko()
-    key = (host, port, timeout)
+    key = (target, timeout)
     with _PRESTARTED_LOCK:
         if key not in _PRESTARTED:
-            _PRESTARTED[key] = _Handshake(host, port, timeout)
+            first_contact = _FirstContact(Path(os.devnull), pod=target.pod or target.host)
+            dialler = SshConnection(target, pins=first_contact, connect_timeout=timeout)
+            _PRESTARTED[key] = _EarlyDial(dialler, sftp=True)
 
 
 def discard_prestarted() -> None:
-    """Close every prestarted handshake no connection took."""
+    """Close every prestarted dial no connection took."""
     with _PRESTARTED_LOCK:
-        handshakes = list(_PRESTARTED.values())
+        dials = list(_PRESTARTED.values())
         _PRESTARTED.clear()
-    for handshake in handshakes:
-        handshake.abandon()
+    for dial in dials:
+        dial.abandon()
 
 
-def _claim_prestarted(host: str, port: int, timeout: float) -> Transport | None:
-    """The prestarted handshake's transport for exactly this host, port and timeout (None: no
-    such handshake, or it died meanwhile); raises its error as the exchange raised it."""
+def _take_prestarted(target: SshTarget, timeout: float) -> _EarlyDial | None:
     with _PRESTARTED_LOCK:
-        handshake = _PRESTARTED.pop((host, port, timeout), None)
-    if handshake is None:
+        return _PRESTARTED.pop((target, timeout), None)
+
+
+class _FirstContact(PinnedHostKeys):
+    """The pins of a prestarted dial: none (the connection that takes it checks its own)."""
+
+    def pinned(self, host: str, port: int) -> PKey | None:
         return None
-    try:
-        transport = handshake.transport_or_raise()
-    except BaseException:
-        handshake.abandon()  # Ctrl-C while waiting: its thread closes what it makes
-        raise
-    if not transport.is_active():
-        transport.close()
-        return None
-    return transport
 
 
-class _Handshake(_BackgroundTransport):
-    """prestart_handshake's key exchange on a daemon thread."""
-
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self._where = (host, port, timeout)
-        super().__init__("pegboard-ssh-handshake")
-
-    def _make(self) -> Transport:
-        host, port, timeout = self._where
-        return _key_exchange(host, port, timeout, _no_restriction)
-
-
-_PRESTARTED: dict[tuple[str, int, float], _Handshake] = {}
+_PRESTARTED: dict[tuple[SshTarget, float], _EarlyDial] = {}
 _PRESTARTED_LOCK = threading.Lock()
 
 

@@ -104,9 +104,10 @@ def contact_provider_early(config_path: str, ready_timeout_flag: int | None) -> 
     the machine it names (ProviderPlugin.early_contact). Only a regular file is read (a FIFO
     or /dev/stdin stays for the run to read); any problem is left to the run to report, so
     this says nothing and raises nothing."""
+    import os
     import stat
 
-    from pegboard.app.shared.seams import read_yaml_document
+    from pegboard.app.shared.seams import home_dir, read_yaml_document
 
     try:
         path = Path(config_path).expanduser().absolute()
@@ -122,7 +123,7 @@ def contact_provider_early(config_path: str, ready_timeout_flag: int | None) -> 
             return
         contact = registry[provider].early_contact
         if contact is not None:
-            contact(data, ready_timeout_flag)
+            contact(data, ready_timeout_flag, home_dir(os.environ))
     except Exception:  # the run reads the config again and reports what is wrong with it
         return
 

@@ -134,10 +134,10 @@ class ProviderPlugin(Generic[L]):
     # place this user's pointers recorded.
     place_of: Callable[[L], tuple[str, str] | None] | None = None
     # `run`, before the run has loaded: (the config file's raw data, the
-    # --ssh-ready-timeout-sec flag) -> start reaching the machine the config names, so the
-    # connection is under way while the run loads (ssh: TCP and the key exchange). It must
-    # offer no credential and write nothing: the run's own dial takes it only where it matches.
-    early_contact: Callable[[Mapping[str, Any], int | None], None] | None = None
+    # --ssh-ready-timeout-sec flag, HOME) -> start reaching the machine the config names, so
+    # the connection is under way while the run loads (ssh: the whole dial). It must write
+    # nothing: the run's own connection takes it only where it matches exactly.
+    early_contact: Callable[[Mapping[str, Any], int | None, str], None] | None = None
     # --- capabilities: what the core's rules ask, instead of the provider's name ---------------
     billed: bool = True  # compute and disk are rented: left-behind costs, ls-stale rates
     gpu_catalog: bool = True  # GPU type ids are checked against its catalog (False: labels)

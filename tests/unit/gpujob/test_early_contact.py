@@ -27,9 +27,17 @@ def contacts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
 
 @pytest.fixture
 def prestarts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """The handshakes the ssh plugin would start."""
+    """The dials the ssh plugin would start: (host, port, user, key_path, use_agent, timeout)."""
     seen: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(ssh_connection, "prestart_handshake", lambda *args: seen.append(args))
+
+    def record(target: ssh_connection.SshTarget, timeout: float) -> None:
+        assert target.pod == target.host
+        seen.append(
+            (target.host, target.port, target.user, target.key_path, target.use_agent, timeout)
+        )
+
+    monkeypatch.setattr(ssh_connection, "prestart", record)
+    monkeypatch.setenv("HOME", "/home/u")
     return seen
 
 
@@ -68,16 +76,43 @@ def _config(tmp_path: Path, text: str) -> str:
 
 
 SSH = "pod: {provider: ssh}\nssh: {host: gpu.example, port: 2222}\n"
+KEY = "/home/u/.ssh/id_ed25519"  # the default key_path, ~ as HOME
 
 
 @pytest.mark.parametrize(
     ("text", "flag", "expected"),
     [
-        (SSH, None, [("gpu.example", 2222, 10.0)]),  # budget's default 900 s, capped at 10
-        (SSH + "budget: {ssh_ready_timeout_sec: 4}\n", None, [("gpu.example", 2222, 4.0)]),
-        (SSH + "budget: {ssh_ready_timeout_sec: 4}\n", 3, [("gpu.example", 2222, 3.0)]),
-        ("pod: {provider: ssh}\nssh: {host: h}\n", None, [("h", 22, 10.0)]),
+        # budget's default 900 s, capped at 10
+        (SSH, None, [("gpu.example", 2222, "root", KEY, False, 10.0)]),
+        (
+            SSH + "budget: {ssh_ready_timeout_sec: 4}\n",
+            None,
+            [("gpu.example", 2222, "root", KEY, False, 4.0)],
+        ),
+        (
+            SSH + "budget: {ssh_ready_timeout_sec: 4}\n",
+            3,
+            [("gpu.example", 2222, "root", KEY, False, 3.0)],
+        ),
+        ("pod: {provider: ssh}\nssh: {host: h}\n", None, [("h", 22, "root", KEY, False, 10.0)]),
+        (
+            "pod: {provider: ssh}\nssh: {host: h, user: me, key_path: /k, use_agent: true}\n",
+            None,
+            [("h", 22, "me", "/k", True, 10.0)],
+        ),
+        (
+            "pod: {provider: ssh}\nssh: {host: h, key_path: ~/k}\n",
+            None,
+            [("h", 22, "root", "/home/u/k", False, 10.0)],
+        ),
+        (
+            "pod: {provider: ssh}\nssh: {host: h, use_agent: true}\n",
+            None,
+            [("h", 22, "root", None, True, 10.0)],
+        ),
         ("pod: {provider: ssh}\nssh: {host: '{host}'}\n", None, []),
+        ("pod: {provider: ssh}\nssh: {host: h, user: '{me}'}\n", None, []),
+        ("pod: {provider: ssh}\nssh: {host: h, use_agent: 'yes'}\n", None, []),
         ("pod: {provider: ssh}\nssh: {host: h, port: '22'}\n", None, []),
         ("pod: {provider: ssh}\nssh: {host: h, port: 70000}\n", None, []),
         (SSH + "budget: {ssh_ready_timeout_sec: '{t}'}\n", None, []),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pegboard.adapters.ssh_section import (
     MAX_CONNECT_TIMEOUT_SEC,
     SSH_PROVIDER,
@@ -54,17 +56,24 @@ def _from_config(spec: JobSpec, context: LocatorContext) -> SshLocator:
     )
 
 
-def _early_contact(data: Mapping[str, Any], ready_timeout_flag: int | None) -> None:
-    """A literal `ssh.host` (and port, and ready timeout): its key exchange starts now, on the
-    host, port and connect timeout _from_config will give the run (its dial takes it only if
-    they match; anything templated or malformed is left to the run)."""
+def _early_contact(data: Mapping[str, Any], ready_timeout_flag: int | None, home: str) -> None:
+    """A literal `ssh:` machine (host, port, user, key, agent) and ready timeout: the run's dial
+    starts now, to the very target and connect timeout _from_config and ssh_backend will give
+    the run's connection (it takes the dial only if they are equal; anything templated or
+    malformed is left to the run)."""
     ssh, budget = data.get("ssh"), data.get("budget")
     if not isinstance(ssh, Mapping):
         return
+    defaults = SshSpec()
     host, port = ssh.get("host"), ssh.get("port", 22)
-    if not isinstance(host, str) or not host or "{" in host:
+    user = ssh.get("user", defaults.user)
+    key_path = ssh.get("key_path", defaults.key_path)
+    use_agent = ssh.get("use_agent", defaults.use_agent)
+    if not (isinstance(host, str) and isinstance(user, str) and isinstance(key_path, str)):
         return
-    if type(port) is not int or not 0 < port <= 65535:
+    if not all(value and "{" not in value for value in (host, user, key_path)):
+        return
+    if type(port) is not int or not 0 < port <= 65535 or type(use_agent) is not bool:
         return
     ready = ready_timeout_flag
     if ready is None:
@@ -73,9 +82,13 @@ def _early_contact(data: Mapping[str, Any], ready_timeout_flag: int | None) -> N
             ready = BudgetSpec().ssh_ready_timeout_sec
     if type(ready) is not int or ready < 1:
         return
-    from pegboard.adapters.ssh_connection import prestart_handshake
+    from pegboard.adapters.ssh_connection import SshTarget, prestart
 
-    prestart_handshake(host, port, min(MAX_CONNECT_TIMEOUT_SEC, float(ready)))
+    key = configured_key_path(attrs.evolve(defaults, key_path=key_path, use_agent=use_agent), home)
+    target = SshTarget(
+        host=host, port=port, user=user, key_path=key or None, use_agent=use_agent, pod=host
+    )
+    prestart(target, min(MAX_CONNECT_TIMEOUT_SEC, float(ready)))
 
 
 def _place_of(locator: SshLocator) -> tuple[str, str] | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +14,17 @@ from helpers.launcher_free_path import put_interpreters_first_on_path
 from pegboard.testing.capture import process_state_kept
 
 put_interpreters_first_on_path()
+
+# A suite started in the background of a script (`cmd &` where the shell has no job control, so
+# under `(make test &)`, nohup wrappers and some runners) inherits SIGINT ignored and hands it on:
+# an ignored signal stays ignored across exec, so every CLI the tests start ignores Ctrl-C, and
+# the tests that send SIGINT wait on a run that never saw it (both Ctrl-C e2e tests hung so in
+# two whole-suite runs). Ctrl-C is put back to Python's default here, once, in the process that
+# starts the xdist workers and every test's subprocesses.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and (
+    threading.current_thread() is threading.main_thread()
+):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -49,11 +49,22 @@ def detach_command(
     return (
         f"{mkdir}{remove} && : > {q(log_path)} && "
         f"{{ setsid bash -c {q(wrapper)} _ {q(script_path)} {q(log_path)} {q(status_path)} "
-        f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && "
+        f"> /dev/null 2>&1 < /dev/null & }} && pid=$! && {_GROUP_SETTLED}"
         f'printf "%s\\n" "$pid" > {q(pid_path)}.tmp && mv -f {q(pid_path)}.tmp {q(pid_path)} && '
         f"{record}"
         f'printf "%s\\n" "$pid"'
     )
+
+
+# The job's process group exists only once the child has called setsid, a moment after `$!` is
+# known: a kill of the group (`kill_groups`, a stop, Ctrl-C) before then finds no group, takes
+# the job for gone, and the job starts anyway. So its pid is told only once the group is there,
+# or the child is gone (no setsid): a bounded spin of builtins, at most a few hundred turns while
+# the child execs setsid. `kill -0 "-PID"`, not `kill -0 -- -PID`: dash's kill has no `--`.
+_GROUP_SETTLED = (
+    '{ i=0; while [ $i -lt 20000 ] && ! kill -0 "-$pid" 2>/dev/null && kill -0 "$pid" 2>/dev/null; '
+    "do i=$((i+1)); done; } && "
+)
 
 
 def detach_and_follow_command(

@@ -342,6 +342,44 @@ def test_detach_snippet_records_pid_and_status_for_any_path(tmp_path: Path) -> N
     assert int(Path(paths["pid"]).read_text()) == pid
 
 
+def _shells() -> list[list[str]]:
+    found = [[path] for path in map(shutil.which, ("dash", "bash")) if path]
+    busybox = shutil.which("busybox")
+    return found + ([[busybox, "sh"]] if busybox else [])
+
+
+@pytest.mark.parametrize("shell", _shells(), ids=lambda argv: " ".join(map(os.path.basename, argv)))
+def test_the_pid_is_told_once_the_jobs_process_group_exists(
+    tmp_path: Path, shell: list[str]
+) -> None:
+    """Right after `$!` the child has not called setsid yet (in most launches on this machine):
+    a kill of the group then would find none and take the job for gone. Checked in the
+    launching shell itself, the moment the pid is printed, launch after launch."""
+    script = tmp_path / "job.sh"
+    script.write_text("sleep 30\n")
+    launches = []
+    for n in range(20):
+        paths = {k: str(tmp_path / f"j{n}.{k}") for k in ("log", "status", "pid")}
+        command = detach_command(
+            script_path=str(script),
+            log_path=paths["log"],
+            status_path=paths["status"],
+            pid_path=paths["pid"],
+        )
+        check = 'if kill -0 "-$pid" 2>/dev/null; then echo group; else echo none; fi'
+        done = subprocess.run(
+            [*shell, "-c", f"{command} && {check}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+        pid, group = done.stdout.split()
+        launches.append(group)
+        os.killpg(int(pid), 9)
+    assert launches == ["group"] * 20
+
+
 @pytest.mark.parametrize(("body", "expected"), [("exit 5", 5), ("kill -9 $PPID; sleep 0.1", None)])
 def test_the_launch_and_follow_ends_with_the_jobs_end_on_stderr(
     tmp_path: Path, body: str, expected: int | None

@@ -129,20 +129,21 @@ def kill_groups_function(*, grace: float) -> str:
     is left after `grace` seconds. A zombie does not count as alive: a detached job's leader is
     reparented to the host's init, which may never reap it (containers). A group no signal
     reaches (`kill -0` fails: the usual case, the job already ended) is dead without reading
-    every process's /proc/N/stat."""
+    every process's /proc/N/stat. POSIX sh: `kill -SIG "-PGID"` (dash's kill takes no `--`: it
+    would fail on every group, hidden by the 2>/dev/null, and kill nothing)."""
     steps = max(1, round(grace / 0.05))
     return (
-        'group_alive() { g=$1; kill -0 -- "-$g" 2>/dev/null || return 1; '
+        'group_alive() { g=$1; kill -0 "-$g" 2>/dev/null || return 1; '
         "[ -d /proc/self ] || return 0; for s in /proc/[0-9]*/stat; do "
         'read -r line < "$s" 2>/dev/null || continue; set -- ${line##*) }; '
         '[ "$1" != Z ] && [ "$3" = "$g" ] && return 0; '
         "done; return 1; }; "
-        'kill_groups() { [ $# -eq 0 ] && return 0; for g in "$@"; do kill -TERM -- "-$g" '
+        'kill_groups() { [ $# -eq 0 ] && return 0; for g in "$@"; do kill -TERM "-$g" '
         "2>/dev/null; done; i=0; while [ $i -lt "
         f"{steps}"
         ' ]; do alive=; for g in "$@"; do group_alive "$g" && alive=1; done; '
         '[ -z "$alive" ] && return 0; sleep 0.05; i=$((i+1)); done; '
-        'for g in "$@"; do kill -KILL -- "-$g" 2>/dev/null; done; return 0; }; '
+        'for g in "$@"; do kill -KILL "-$g" 2>/dev/null; done; return 0; }; '
     )
 
 

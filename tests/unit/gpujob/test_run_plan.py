@@ -452,7 +452,8 @@ def test_a_launch_without_its_end_line_asks_the_host() -> None:
     assert parse_launch_exit(b"x\npegboard-job-ended:7\n") == parse_detached_status("7")
 
 
-def test_group_alive_answers_for_live_ended_and_zombie_groups() -> None:
+@pytest.mark.parametrize("shell", _shells(), ids=lambda argv: " ".join(map(os.path.basename, argv)))
+def test_group_alive_answers_for_live_ended_and_zombie_groups(shell: list[str]) -> None:
     # `kill -0` first: a group with no process is dead without scanning /proc. After
     # kill_groups the unreaped `sleep` is a zombie: kill -0 still reaches it, the scan says dead.
     script = kill_groups_function(grace=0.1) + (
@@ -460,7 +461,7 @@ def test_group_alive_answers_for_live_ended_and_zombie_groups() -> None:
         'group_alive "$live"; a=$?; group_alive 2147483646; b=$?; '
         'kill_groups "$live"; group_alive "$live"; c=$?; echo "$a $b $c"'
     )
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([*shell, "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["0", "1", "1"], done.stderr
 
 

@@ -157,3 +157,20 @@ def test_a_fifo_config_is_not_read(tmp_path: Path, prestarts: list[tuple[Any, ..
     finally:
         os.close(holder)
     assert prestarts == []
+
+
+def test_the_options_read_as_taking_a_value_are_runs_own() -> None:
+    """early_contact skips the value of each `run` option that takes one, without loading click:
+    its list is `run`'s own (cli/run.py), so an option added there cannot make the pre-reading
+    take its value for a flag or miss a --config after it."""
+    import click
+
+    from pegboard.app.runpod_deploy.cli.run import run
+
+    taking_a_value = {
+        name
+        for param in run.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    assert taking_a_value - {"--config", "--ssh-ready-timeout-sec"} == early_contact._VALUE_OPTIONS

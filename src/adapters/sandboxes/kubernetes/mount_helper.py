@@ -18,9 +18,7 @@ StartError, an exec session into the runtime's "exec failed".
 
 from __future__ import annotations
 
-import ctypes
 import errno
-import json
 import os
 import sys
 
@@ -28,11 +26,21 @@ _MS_RDONLY = 1
 _MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 16384
-_libc = ctypes.CDLL(None, use_errno=True)
+
+
+_libc: list[object] = []  # the C library, loaded by the first mount
 
 
 def _mount(source: str, target: str, flags: int) -> None:
-    if _libc.mount(source.encode(), target.encode(), None, flags, None) != 0:
+    # ctypes (and json) load only for `start`: an exec (every exec into a container with a
+    # volume) only chroots, changes directory and execs; the two imports were about half of
+    # the helper's start (14 vs 31 ms a run of `python -I -S`, measured under load).
+    import ctypes
+
+    if not _libc:
+        _libc.append(ctypes.CDLL(None, use_errno=True))
+    libc: ctypes.CDLL = _libc[0]  # type: ignore[assignment]
+    if libc.mount(source.encode(), target.encode(), None, flags, None) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"mount {source} on {target}: {os.strerror(code)}")
 
@@ -103,6 +111,8 @@ def main(argv: list[str]) -> None:
         _fail(f"mount_helper: usage: start PLAN|exec WORKDIR -- argv (got {argv!r})")
     try:
         if mode == "start":
+            import json
+
             start(json.loads(setting))
         else:
             root, _, workdir = setting.partition(":")

@@ -61,3 +61,16 @@ def pin_then_rekey(server: LoopbackSshd, key: SshClientKey, pins_path: Path, *, 
     generate_key(server.host_key_path, comment="another-machine")
     server.start()
     return pinned
+
+
+def use_first_contact(shell: SshShell, pins: Path) -> None:
+    """A warmed-up shell's first use: its host key is pinned only now, then one command and one
+    file written and read back work; the shell is closed."""
+    assert not pins.exists(), "a first contact's key is pinned when the connection is used"
+    try:
+        assert shell.run("echo hi", timeout=10).stdout == b"hi\n"
+        assert pins.exists()
+        shell.write_file("f", b"data", mode=0o600)
+        assert shell.read_file("f") == b"data"
+    finally:
+        shell.close()

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ssh_adapters import connect_shell, pin_then_rekey, target_for, wait_for
+from helpers.ssh_adapters import (
+    connect_shell,
+    pin_then_rekey,
+    target_for,
+    use_first_contact,
+    wait_for,
+)
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
 from pegboard.adapters.ssh_connection import (
@@ -57,14 +63,7 @@ def test_a_prestarted_dial_is_the_connections_one_connection(
     pins = tmp_path / "known_hosts"
     shell = connect_shell(server, ssh_client_key, pins, connect_timeout=10.0, cwd=str(tmp_path))
     shell.connection.warm_up()
-    assert not pins.exists(), "a first contact's key is pinned when the connection is used"
-    try:
-        assert shell.run("echo hi", timeout=10).stdout == b"hi\n"
-        assert pins.exists()
-        shell.write_file("f", b"data", mode=0o600)
-        assert shell.read_file("f") == b"data"
-    finally:
-        shell.close()
+    use_first_contact(shell, pins)
     assert tcp_connections(server) == before + 1
     assert server.accepted_logins() == 1
     assert shell.connection.connections_made == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ssh_adapters import connect_shell, pin_then_rekey
+from helpers.ssh_adapters import connect_shell, pin_then_rekey, use_first_contact, wait_for
 from helpers.sshd import SshClientKey, StartSshd
 from pegboard.adapters.sandboxes.sshd import LoopbackSshd, generate_key
 from pegboard.adapters.ssh_connection import SftpUnavailable, SshConnection, SshTarget
@@ -19,16 +19,6 @@ from pegboard.adapters.ssh_host_keys import PinnedHostKeys
 from pegboard.adapters.ssh_shell import SshShell
 from pegboard.domain.errors import Unauthorized, Unreachable
 from pegboard.domain.ports.remote_shell import HostKeyRejected
-
-
-def wait_for(condition: object, budget: float = 10.0) -> bool:
-    deadline = time.monotonic() + budget
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
-
 
 _SESSION_ENDS = ("Disconnected from", "Connection closed by", "Read error from remote host")
 
@@ -48,14 +38,7 @@ def test_a_warm_up_is_the_one_connection_and_opens_sftp_once(
     shell = connect_shell(server, ssh_client_key, pins, cwd=str(tmp_path))
     shell.connection.warm_up()
     assert wait_for(lambda: server.accepted_logins() == 1)
-    assert not pins.exists(), "a first contact's key is pinned when the connection is used"
-    try:
-        assert shell.run("echo hi", timeout=10).stdout == b"hi\n"
-        assert pins.exists()
-        shell.write_file("f", b"data", mode=0o600)
-        assert shell.read_file("f") == b"data"
-    finally:
-        shell.close()
+    use_first_contact(shell, pins)
     assert server.accepted_logins() == 1
     assert shell.connection.connections_made == 1
     sftp_sessions = [c for c in server.recorded_commands() if "sftp" in c]

@@ -359,13 +359,8 @@ def test_the_pid_is_told_once_the_jobs_process_group_exists(
     script.write_text("sleep 30\n")
     launches = []
     for n in range(20):
-        paths = {k: str(tmp_path / f"j{n}.{k}") for k in ("log", "status", "pid")}
-        command = detach_command(
-            script_path=str(script),
-            log_path=paths["log"],
-            status_path=paths["status"],
-            pid_path=paths["pid"],
-        )
+        paths = {f"{k}_path": str(tmp_path / f"j{n}.{k}") for k in ("log", "status", "pid")}
+        command = detach_command(script_path=str(script), **paths)
         check = 'if kill -0 "-$pid" 2>/dev/null; then echo group; else echo none; fi'
         done = subprocess.run(
             [*shell, "-c", f"{command} && {check}"],

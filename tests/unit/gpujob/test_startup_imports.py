@@ -53,20 +53,7 @@ main()
     ],
 )
 def test_client_side_commands_stay_light(tmp_path: Path, argv: tuple[str, ...]) -> None:
-    (tmp_path / "project").mkdir()  # not HOME itself: a project root there is refused
-    install_ssh_key(tmp_path)  # validate checks the key the config names
-    shutil.copy(REPO / "examples" / "runpod" / "hello.yaml", tmp_path / "project" / "hello.yaml")
-    dump = tmp_path / "modules.json"
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, str(dump), *argv],
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    modules = set(json.loads(dump.read_text()))
+    modules = set(_probe(tmp_path, PROBE, argv))
     heavy = sorted(m for m in modules if m.split(".")[0] in {"runpod", "paramiko", "kubernetes"})
     assert heavy == []
     assert "pydantic" not in modules and "fastapi" not in modules
@@ -104,13 +91,19 @@ main()
 def test_a_run_compiles_no_attrs_repr_or_eq_of_its_own_classes(tmp_path: Path) -> None:
     # attrs compiles a __repr__, __eq__ and __hash__ per class at import (~16% of the
     # instructions of a run's imports); the classes a run loads share domain/attrs_methods.py's.
-    (tmp_path / "project").mkdir()
-    install_ssh_key(tmp_path)
-    shutil.copy(REPO / "examples" / "runpod" / "hello.yaml", tmp_path / "project" / "hello.yaml")
-    dump = tmp_path / "generated.json"
     argv = ("run", "--offline-dry-run", "--config", "project/hello.yaml")
+    assert _probe(tmp_path, ATTRS_REPR_PROBE, argv) == []
+
+
+def _probe(tmp_path: Path, probe: str, argv: tuple[str, ...]) -> list[str]:
+    """What `probe` dumped (as JSON) after running runpod-deploy with `argv` from a HOME with
+    an ssh key and examples/runpod/hello.yaml in project/."""
+    (tmp_path / "project").mkdir()  # not HOME itself: a project root there is refused
+    install_ssh_key(tmp_path)  # validate checks the key the config names
+    shutil.copy(REPO / "examples" / "runpod" / "hello.yaml", tmp_path / "project" / "hello.yaml")
+    dump = tmp_path / "probe.json"
     result = subprocess.run(
-        [sys.executable, "-c", ATTRS_REPR_PROBE, str(dump), *argv],
+        [sys.executable, "-c", probe, str(dump), *argv],
         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
         cwd=tmp_path,
         capture_output=True,
@@ -118,4 +111,5 @@ def test_a_run_compiles_no_attrs_repr_or_eq_of_its_own_classes(tmp_path: Path) -
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(dump.read_text()) == []
+    loaded: list[str] = json.loads(dump.read_text())
+    return loaded

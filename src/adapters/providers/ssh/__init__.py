@@ -65,7 +65,7 @@ def _early_contact(data: Mapping[str, Any], ready_timeout_flag: int | None, home
     if not isinstance(ssh, Mapping):
         return
     defaults = SshSpec()
-    host, port = ssh.get("host"), ssh.get("port", 22)
+    host, port = ssh.get("host"), ssh.get("port", defaults.port)
     user = ssh.get("user", defaults.user)
     key_path = ssh.get("key_path", defaults.key_path)
     use_agent = ssh.get("use_agent", defaults.use_agent)

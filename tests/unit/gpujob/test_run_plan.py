@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.components import require_executable
 from helpers.runpod_configs import MINIMAL_YAML, spec_from
 from pegboard.domain.gpujob.plan import (
     Phase,
@@ -342,16 +343,18 @@ def test_detach_snippet_records_pid_and_status_for_any_path(tmp_path: Path) -> N
     assert int(Path(paths["pid"]).read_text()) == pid
 
 
-def _shells() -> list[list[str]]:
-    found = [[path] for path in map(shutil.which, ("dash", "bash")) if path]
-    busybox = shutil.which("busybox")
-    return found + ([[busybox, "sh"]] if busybox else [])
+# The POSIX shells a host or an image may run these scripts with (dash: Debian's /bin/sh).
+SHELLS = ("dash", "bash", "busybox")
 
 
-@pytest.mark.parametrize("shell", _shells(), ids=lambda argv: " ".join(map(os.path.basename, argv)))
-def test_the_pid_is_told_once_the_jobs_process_group_exists(
-    tmp_path: Path, shell: list[str]
-) -> None:
+def _shell(name: str) -> list[str]:
+    """The argv of shell `name`; skips (fails under CI) when it is not installed."""
+    path = require_executable(name, install_hint=f"apt-get install {name}")
+    return [path, "sh"] if name == "busybox" else [path]
+
+
+@pytest.mark.parametrize("name", SHELLS)
+def test_the_pid_is_told_once_the_jobs_process_group_exists(tmp_path: Path, name: str) -> None:
     """Right after `$!` the child has not called setsid yet (in most launches on this machine):
     a kill of the group then would find none and take the job for gone. Checked in the
     launching shell itself, the moment the pid is printed, launch after launch."""
@@ -363,7 +366,7 @@ def test_the_pid_is_told_once_the_jobs_process_group_exists(
         command = detach_command(script_path=str(script), **paths)
         check = 'if kill -0 "-$pid" 2>/dev/null; then echo group; else echo none; fi'
         done = subprocess.run(
-            [*shell, "-c", f"{command} && {check}"],
+            [*_shell(name), "-c", f"{command} && {check}"],
             capture_output=True,
             text=True,
             timeout=20,
@@ -447,8 +450,8 @@ def test_a_launch_without_its_end_line_asks_the_host() -> None:
     assert parse_launch_exit(b"x\npegboard-job-ended:7\n") == parse_detached_status("7")
 
 
-@pytest.mark.parametrize("shell", _shells(), ids=lambda argv: " ".join(map(os.path.basename, argv)))
-def test_group_alive_answers_for_live_ended_and_zombie_groups(shell: list[str]) -> None:
+@pytest.mark.parametrize("name", SHELLS)
+def test_group_alive_answers_for_live_ended_and_zombie_groups(name: str) -> None:
     # `kill -0` first: a group with no process is dead without scanning /proc. After
     # kill_groups the unreaped `sleep` is a zombie: kill -0 still reaches it, the scan says dead.
     script = kill_groups_function(grace=0.1) + (
@@ -456,7 +459,7 @@ def test_group_alive_answers_for_live_ended_and_zombie_groups(shell: list[str]) 
         'group_alive "$live"; a=$?; group_alive 2147483646; b=$?; '
         'kill_groups "$live"; group_alive "$live"; c=$?; echo "$a $b $c"'
     )
-    done = subprocess.run([*shell, "-c", script], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([*_shell(name), "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["0", "1", "1"], done.stderr
 
 

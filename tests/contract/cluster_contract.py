@@ -353,6 +353,26 @@ class ClusterContract:
         )
         assert plain == b"".join(output)
 
+    def test_crlf_arrives_as_lf_as_containerd_stores_it(self, harness: ClusterDriver) -> None:
+        """containerd's readLine drops a `\\r` right before a newline (internal/cri/io/logger.go);
+        any other `\\r` stays."""
+        name = unique("crlf")
+        output = [b"windows line\r\n", b"bar 50%\rbar 100%\r\n", b"last\r"]
+        harness.cluster.create(
+            harness.pod(name, output=output, exit_code=0), namespace=harness.namespace
+        )
+        wait_for(harness, ResourceKind.POD, name, phase_is(*TERMINAL))
+        expected = b"windows line\nbar 50%\rbar 100%\nlast\r"
+        for timestamps in (True, False):
+            raw = read_all(
+                harness.cluster.stream_logs(
+                    name, namespace=harness.namespace, container="main", timestamps=timestamps
+                )
+            )
+            if timestamps:
+                raw = b"".join(content for _, content in split_records(raw))
+            assert raw == expected
+
     def test_since_time_keeps_records_at_or_after_it(self, harness: ClusterDriver) -> None:
         name = unique("since")
         output = [b"first\n", b"second\n", b"third\n"]

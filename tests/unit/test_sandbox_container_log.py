@@ -255,3 +255,32 @@ def test_a_coarse_clock_gives_the_records_of_a_read_one_time() -> None:
 
 def parse(prefix: bytes) -> int:
     return parse_rfc3339(prefix[:-1].decode())
+
+
+def test_crlf_is_stored_as_lf_and_every_other_carriage_return_stays() -> None:
+    """containerd's readLine drops a `\\r` right before a newline with it (internal/cri/io/
+    logger.go: `drop = 2`), even when the two arrive in different reads; a progress bar's `\\r`
+    and one ending output without a newline stay."""
+    log = ContainerLog(Clock())
+    log.feed(b"one\r\ntwo\r")
+    log.feed(b"\nbar 10%\rbar 99%\r\n\r\n")
+    log.feed(b"tail\r")
+    log.finish()
+    assert log.content() == b"one\ntwo\nbar 10%\rbar 99%\n\ntail\r"
+    plain = render(log, LogQuery())
+    assert plain == log.content()
+
+
+def test_the_dropped_crlf_does_not_count_toward_the_16_kib_record() -> None:
+    """A line of exactly 16 KiB before its CRLF is one full record: a `\\r` at the end of what
+    is pending may still be the start of the CRLF (readLine unreads it at a full buffer's end)."""
+    log = ContainerLog(Clock())
+    log.feed(b"a" * K + b"\r")  # 16 KiB and a `\r`: not yet more than a record
+    assert log.content() == b""
+    log.feed(b"\n")
+    log.feed(b"b" * (K + 1) + b"\r")  # one byte more: a partial record of 16 KiB now
+    log.feed(b"\n")
+    log.finish()
+    assert log.content() == b"a" * K + b"\n" + b"b" * (K + 1) + b"\n"
+    per_record = render(log, LogQuery(timestamps=True), "pre-1.26")
+    assert len(PREFIX.findall(per_record)) == 3  # a's line one record; b's a partial, its rest

@@ -63,6 +63,21 @@ def parse_since_time(text: str) -> int:
         raise StatusError(400, f"sinceTime: {exc}") from None
 
 
+def runtime_line_ends(complete_lines: bytes) -> bytes:
+    """Complete output lines as containerd stores them: a `\\r` right before a newline is dropped
+    with it (internal/cri/io/logger.go, readLine: `drop = 2` when the byte before the `\\n` is a
+    `\\r`), so `kubectl logs` shows CRLF output with plain newlines. Any other `\\r` (a progress
+    bar's), and one ending output that has no newline yet, stay."""
+    return complete_lines.replace(b"\r\n", b"\n")  # the same object back when there is none
+
+
+def pending_content(pending: bytes) -> int:
+    """How many bytes of a line without its newline yet count toward containerd's record size: a
+    final `\\r` may still become part of a CRLF, which is dropped (readLine unreads a `\\r` at a
+    full buffer's end and waits for the byte after it)."""
+    return len(pending) - 1 if pending.endswith(b"\r") else len(pending)
+
+
 def timestamp_prefix(ns: int) -> bytes:
     """What `timestamps=true` puts before each log record."""
     return format_rfc3339_nano(ns).encode() + b" "

@@ -1,7 +1,7 @@
 """Container logs in FakeCluster: records kept the way the kubelet keeps them, and log streams.
 
-Like containerd, output is cut into records at newlines and a trailing partial line waits for its
-newline or the container's exit. Scripted markers (drop, end) are one-shot points in a follow.
+Like containerd, output is cut into records at newlines (CRLF stored as LF: `runtime_line_ends`)
+and a trailing partial line waits for its newline or the container's exit. Scripted markers (drop, end) are one-shot points in a follow.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_nano
+from pegboard.adapters.kube_semantics.logs import runtime_line_ends
 from pegboard.domain.ports.cluster import LogStreamDropped
 
 from .virtual_time import VirtualSchedule
@@ -62,9 +63,9 @@ class PodLogs:
         (or becomes its own record at once with `partial`)."""
         data = self.pending.pop(container, b"") + data
         cut = data.rfind(b"\n") + 1
-        complete, rest = data[:cut], data[cut:]
+        complete, rest = runtime_line_ends(data[:cut]), data[cut:]
         if partial and rest:
-            complete, rest = data, b""
+            complete, rest = complete + rest, b""
         self.logs[container].extend(LogEntry(nanos, stamp, rec) for rec in _records(complete))
         if rest:
             self.pending[container] = rest
@@ -83,7 +84,7 @@ class PodLogs:
 
 
 def _records(data: bytes) -> builtins.list[bytes]:
-    """Split at b"\\n" only (a \\r stays inside its line, as the kubelet keeps it)."""
+    """Split at b"\\n" only (a \\r not before a newline stays in its line, as containerd keeps it)."""
     parts = data.split(b"\n")
     return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 

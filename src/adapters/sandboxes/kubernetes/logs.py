@@ -1,8 +1,9 @@
 """Container logs kept the way containerd writes them and served the way the kubelet reads them.
 
 Writing (containerd internal/cri/io/logger.go, redirectLogs): output is cut into CRI records at
-newlines, and a line longer than `max_container_log_line_size` (16 KiB by default) into partial
-(`P`) records of exactly 16 KiB and its rest; a record without a newline is written only once more
+newlines (readLine drops a `\\r` right before a newline with it: CRLF is stored as LF), and a
+line longer than `max_container_log_line_size` (16 KiB by default) into partial (`P`) records of
+exactly 16 KiB and its rest; a record without a newline is written only once more
 than 16 KiB are pending or the container exits, so a final partial line stays partial. Each record
 gets its own `time.Now()` there (writeLineBuffer), so consecutive lines carry distinct times.
 Records are stored per read chunk (a partial record always ending its chunk: a 256 MiB log is a
@@ -43,7 +44,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pegboard.adapters.kube_semantics.kubetime import format_rfc3339_second
-from pegboard.adapters.kube_semantics.logs import timestamp_prefix
+from pegboard.adapters.kube_semantics.logs import (
+    pending_content,
+    runtime_line_ends,
+    timestamp_prefix,
+)
 
 PARTIAL_RECORD_LIMIT = 16 * 1024  # containerd's max_container_log_line_size default
 RENDERINGS = ("current", "pre-1.26")
@@ -309,11 +314,12 @@ class ContainerLog:
             now = self._clock()
             pending = self._pending + data
             cut = pending.rfind(b"\n") + 1
-            pieces = _records(pending[:cut], continued=self._in_line) if cut else []
+            lines = runtime_line_ends(pending[:cut])  # CRLF stored as LF
+            pieces = _records(lines, continued=self._in_line) if cut else []
             pending = pending[cut:]
             # Without a newline, only more than the limit is sure to be a partial record.
             done = 0
-            while len(pending) - done > PARTIAL_RECORD_LIMIT:
+            while pending_content(pending) - done > PARTIAL_RECORD_LIMIT:
                 pieces.append(pending[done : done + PARTIAL_RECORD_LIMIT])
                 done += PARTIAL_RECORD_LIMIT
             self._pending = pending[done:] if done else pending

@@ -7,6 +7,7 @@ is not installed. Pod paths map into the pod's fs/ directory (LocalPodPaths).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -58,6 +59,7 @@ class LocalFileSync:
             chmod=chmod,
             timeout=timeout,
             source_label=local,
+            into_pod=True,
         )
 
     def pull(
@@ -89,11 +91,18 @@ class LocalFileSync:
         chmod: str | None,
         timeout: float | None,
         source_label: str,
+        into_pod: bool = False,
     ) -> TransferResult:
         check_source(source, label=source_label)
         checked_chmod(chmod)
         into_dir = os.path.isdir(source.rstrip("/") or "/") or dest.endswith("/")
-        prepare_destination(dest, into_dir=into_dir)
+        if into_pod:  # never the pod's own directory: a pod deleted meanwhile stays deleted
+            try:
+                self._paths.make_dirs(Path(dest) if into_dir else Path(dest).parent)
+            except OSError as exc:
+                raise PortError(f"cannot create {dest}: {exc.strerror or exc}") from None
+        else:
+            prepare_destination(dest, into_dir=into_dir)
         if self._rsync is None:
             try:
                 return copy_tree(source, dest, excludes=excludes, delete=delete, chmod=chmod)
@@ -180,7 +189,8 @@ def copy_tree(
             kept_dirs.append(name)
         dirnames[:] = kept_dirs
         target_dir = os.path.join(root, rel_dir)
-        os.makedirs(target_dir, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # its parent is made already (top-down walk),
+            os.mkdir(target_dir)  # so nothing above `dest` is ever made again
         seen.add(rel_dir)
         for name in sorted(filenames):
             rel = os.path.join(rel_dir, name)

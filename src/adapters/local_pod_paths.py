@@ -63,6 +63,20 @@ class LocalPodPaths:
     def workspace(self) -> Path:
         return self.fs_root / self.volume_mount.lstrip("/")
 
+    def make_dirs(self, path: Path) -> None:
+        """Create `path` and its missing parents inside the pod's directory, never that directory
+        itself: once the pod is deleted (terminate, cleanup, `rm -rf` by hand), even between a
+        check that it exists and this call, FileNotFoundError, and nothing comes back."""
+        if path == self.pod_dir or self.pod_dir not in path.parents:
+            if path == self.pod_dir and path.is_dir():
+                return
+            raise FileNotFoundError(f"{path} is not inside the pod's directory {self.pod_dir}")
+        try:
+            path.mkdir(exist_ok=True)  # the common case: its parent is there, one call
+        except FileNotFoundError:
+            self.make_dirs(path.parent)
+            path.mkdir(exist_ok=True)
+
     def to_host(self, pod_path: str) -> str:
         """This machine's path for a pod path; a trailing "/" is kept (rsync cares)."""
         trailing = "/" if pod_path.endswith("/") and pod_path != "/" else ""

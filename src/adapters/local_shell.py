@@ -67,7 +67,7 @@ class LocalShell:
         self._check_open()
         workdir = self._paths.workspace
         try:
-            workdir.mkdir(parents=True, exist_ok=True)  # inside the pod's directory (checked)
+            self._paths.make_dirs(workdir)  # the pod deleted meanwhile: not recreated
             proc = subprocess.Popen(
                 ["bash", "-c", command],
                 cwd=workdir,
@@ -134,8 +134,13 @@ class LocalShell:
             raise PortError(f"could not start {script_path}: {_tail(result.stderr)}")
         pid = parse_pid(result.stdout.decode())
         # Recorded so that stopping or terminating the pod kills the job's process group.
-        self._paths.procs_dir.mkdir(parents=True, exist_ok=True)
-        (self._paths.procs_dir / str(pid)).write_text(script_path + "\n")
+        try:
+            self._paths.make_dirs(self._paths.procs_dir)
+            (self._paths.procs_dir / str(pid)).write_text(script_path + "\n")
+        except OSError:  # the pod deleted as the job started: untracked, so it dies here
+            _kill_group(pid)
+            self._check_open()
+            raise PortError(f"could not record the job's process group {pid}") from None
         return pid
 
     def detached_status(self, *, pid_path: str, status_path: str) -> DetachedStatus:
@@ -164,7 +169,7 @@ class LocalShell:
         self._check_open()
         host = Path(self._host(path))
         try:
-            host.parent.mkdir(parents=True, exist_ok=True)
+            self._paths.make_dirs(host.parent)
             tmp = host.with_name(f".{host.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode & 0o777)
             try:
@@ -177,6 +182,7 @@ class LocalShell:
                 os.close(fd)
             os.replace(tmp, host)
         except OSError as exc:
+            self._check_open()  # deleted meanwhile: NotFound
             raise PortError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from pegboard.adapters.local_pod_paths import LocalPodPaths
 class _Driver:
     def __init__(self, root: Path, rsync: str | None) -> None:
         self.paths = LocalPodPaths(root, "pod-1")
+        self.paths.fs_root.mkdir(parents=True)  # the pod exists (LocalGpuCloud made it)
         self.sync = LocalFileSync(self.paths, rsync=rsync)
         self.remote_root = "/workspace/contract"
 

@@ -101,3 +101,42 @@ def test_a_pod_deleted_just_before_a_command_starts_is_not_found(
     monkeypatch.setattr(Path, "mkdir", mkdir_then_deleted)
     with pytest.raises(NotFound):
         shell.run("true", timeout=10)
+
+
+@pytest.mark.parametrize("call", ["run", "write_file", "push"])
+def test_a_pod_deleted_right_after_the_shells_check_is_not_recreated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """The deletion lands between the check that the pod exists and the directories a command,
+    a file or a push needs: the pod's directory stayed gone only when no mkdir(parents=True)
+    made it again (a pod directory without pod.json, left behind by the run)."""
+    import shutil
+
+    from pegboard.adapters.local_file_sync import LocalFileSync
+    from pegboard.domain.errors import PortError
+
+    paths = LocalPodPaths(tmp_path / "pods", "racing")
+    paths.fs_root.mkdir(parents=True)  # the pod exists, its workspace not yet
+    shell = LocalShell(paths)
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "f").write_bytes(b"x")
+    real_is_dir = Path.is_dir
+
+    def seen_then_deleted(self: Path) -> bool:
+        found = real_is_dir(self)
+        if found and self == paths.pod_dir:
+            shutil.rmtree(paths.pod_dir)  # the deletion, just after the pod was seen
+        return found
+
+    monkeypatch.setattr(Path, "is_dir", seen_then_deleted)
+    with pytest.raises(PortError):  # NotFound is one
+        if call == "run":
+            shell.run("true", timeout=10)
+        elif call == "write_file":
+            shell.write_file("/workspace/deep/x", b"x", mode=0o644)
+        else:
+            shutil.rmtree(paths.pod_dir)
+            LocalFileSync(paths, rsync=None).push(f"{source}/", "/workspace/deep/")
+    monkeypatch.undo()
+    assert not paths.pod_dir.exists()

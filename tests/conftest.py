@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from helpers.launcher_free_path import put_interpreters_first_on_path
+from helpers.rewrite_cache import write_rewrite_cache
 from pegboard.testing.capture import process_state_kept
 
 put_interpreters_first_on_path()
@@ -36,6 +37,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Fixtures for a real sshd on 127.0.0.1 (sshd, start_sshd, ssh_client_key) and for the RunPod
 # API sandbox with the RunPod adapter (runpod_sandbox, runpod_cloud, sleeps).
 pytest_plugins = ["helpers.sshd", "helpers.runpod_sandbox"]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config) -> None:
+    """In the controller, before it starts the workers: the rewrite of every test module done
+    once for all of them (helpers/rewrite_cache.py)."""
+    write_rewrite_cache(config)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,12 +19,14 @@ from pegboard.domain.gpujob.provider_registry import ProviderRegistry
 from pegboard.domain.ports.clock import Clock
 from pegboard.domain.ports.gpu_cloud import GpuCloud
 
-from .job_loading import LoadedJob, load_job, merge_cli_vars
 from .pod_pointers import user_pointers
 from .provider_locators import recorded_locator
 from .recorded_places import RecordedPlaces, place_name, recorded_locators
 from .run_types import Backend, BackendAt, BackendFor, LocatorNeeded, ReadDocument
 from .state_paths import state_paths
+
+if TYPE_CHECKING:  # the config's loader (YAML, cattrs): only the commands given --config
+    from .job_loading import LoadedJob
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +95,8 @@ def load_config(
     deps: PodCommandDeps, config_path: Path, var_args: Sequence[str], vars_file: Path | None
 ) -> LoadedJob:
     """The config rendered exactly as `run` renders it (state file, log path, budget)."""
+    from .job_loading import load_job, merge_cli_vars
+
     cli_vars = merge_cli_vars(var_args, vars_file)
     return load_job(
         config_path=config_path,

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from pegboard.app.runpod_deploy.log_tail import LogsRequest, tail_logs
 from pegboard.app.runpod_deploy.pod_access import PodCommandDeps, load_config
 from pegboard.app.runpod_deploy.pod_release import (
     MODES,
@@ -228,6 +227,8 @@ def logs(
     no_follow: bool,
 ) -> int:
     """Print the job log of the config's pod, then follow it (Ctrl-C to stop)."""
+    from pegboard.app.runpod_deploy.log_tail import LogsRequest, tail_logs
+
     request = LogsRequest(
         config_path=config_path,
         var_args=var_args,

@@ -36,11 +36,13 @@ demo: $(DEMO_STAMP)
 	$(REINSTALL)
 	BIN=$(BIN) scripts/demo.sh
 
-# The suite on PYTEST_WORKERS pytest-xdist workers: its tests mostly wait on subprocesses,
-# sandboxes and sshd, so three workers on CI's two cores pay (docs/testing.md, "pegboard's own
-# suite"); PYTEST_WORKERS=0 runs it in this one process. A crashed worker ends the run as a
-# failure instead of being replaced: xdist 3.8 under loadgroup hung for hours after a replacement.
-PYTEST_WORKERS ?= 3
+# The suite on PYTEST_WORKERS pytest-xdist workers: its tests often wait on subprocesses,
+# sandboxes and sshd, so four workers on CI's two cores pay (three left the cores idle 17% of a
+# run; a worker costs ~3 s of CPU to collect, tests/helpers/rewrite_cache.py: docs/testing.md,
+# "pegboard's own suite"); PYTEST_WORKERS=0 runs it in this one process. A crashed worker ends
+# the run as a failure instead of being replaced: xdist 3.8 under loadgroup hung for hours after
+# a replacement.
+PYTEST_WORKERS ?= 4
 
 test: install
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --max-worker-restart=0

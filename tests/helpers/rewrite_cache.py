@@ -3,7 +3,7 @@
 pytest rewrites the asserts of every test module, conftest and plugin it imports, and keeps the
 result in `__pycache__/<name>.cpython-311-pytest-<version>.pyc` beside the module, unless
 bytecode writing is off (PYTHONDONTWRITEBYTECODE, set on this project's CI machine): then each of
-`make test`'s three workers rewrites all of them again at collection, ~5 s of CPU each (visiting
+`make test`'s workers rewrites all of them again at collection, ~5 s of CPU each (visiting
 4,600 asserts, then compiling). A worker reads a cached rewrite whatever that setting says, so
 the controller, which imports no test module itself, writes the cache for the modules the
 workers will import before it starts them: the rewrite is done once, split over two processes

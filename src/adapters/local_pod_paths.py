@@ -67,9 +67,9 @@ class LocalPodPaths:
         """Create `path` and its missing parents inside the pod's directory, never that directory
         itself: once the pod is deleted (terminate, cleanup, `rm -rf` by hand), even between a
         check that it exists and this call, FileNotFoundError, and nothing comes back."""
-        if path == self.pod_dir or self.pod_dir not in path.parents:
-            if path == self.pod_dir and path.is_dir():
-                return
+        if path == self.pod_dir and path.is_dir():
+            return
+        if self.pod_dir not in path.parents:  # the pod itself, gone; or a path outside it
             raise FileNotFoundError(f"{path} is not inside the pod's directory {self.pod_dir}")
         try:
             path.mkdir(exist_ok=True)  # the common case: its parent is there, one call

@@ -1,7 +1,8 @@
 """Container logs in FakeCluster: records kept the way the kubelet keeps them, and log streams.
 
 Like containerd, output is cut into records at newlines (CRLF stored as LF: `runtime_line_ends`)
-and a trailing partial line waits for its newline or the container's exit. Scripted markers (drop, end) are one-shot points in a follow.
+and a trailing partial line waits for its newline or the container's exit. Scripted markers
+(drop, end) are one-shot points in a follow.
 """
 
 from __future__ import annotations

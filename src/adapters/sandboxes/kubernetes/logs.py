@@ -3,9 +3,9 @@
 Writing (containerd internal/cri/io/logger.go, redirectLogs): output is cut into CRI records at
 newlines (readLine drops a `\\r` right before a newline with it: CRLF is stored as LF), and a
 line longer than `max_container_log_line_size` (16 KiB by default) into partial (`P`) records of
-exactly 16 KiB and its rest; a record without a newline is written only once more
-than 16 KiB are pending or the container exits, so a final partial line stays partial. Each record
-gets its own `time.Now()` there (writeLineBuffer), so consecutive lines carry distinct times.
+exactly 16 KiB and its rest; a record without a newline is written only once more than 16 KiB
+are pending or the container exits, so a final partial line stays partial. Each record gets its own
+`time.Now()` there (writeLineBuffer), so consecutive lines carry distinct times.
 Records are stored per read chunk (a partial record always ending its chunk: a 256 MiB log is a
 few thousand chunks) with the time of the chunk's first record and the step between its records,
 and every record's time is derived from those: the runtime stamps records one by one as it reads
@@ -315,7 +315,7 @@ class ContainerLog:
             pending = self._pending + data
             cut = pending.rfind(b"\n") + 1
             lines = runtime_line_ends(pending[:cut])  # CRLF stored as LF
-            pieces = _records(lines, continued=self._in_line) if cut else []
+            pieces = _records(lines, continued=self._in_line) if lines else []
             pending = pending[cut:]
             # Without a newline, only more than the limit is sure to be a partial record.
             done = 0

@@ -85,7 +85,7 @@ class PodLogs:
 
 
 def _records(data: bytes) -> builtins.list[bytes]:
-    """Split at b"\\n" only (a \\r not before a newline stays in its line, as containerd keeps it)."""
+    """Split at b"\\n" only (a \\r not before a newline stays in its line, as in containerd)."""
     parts = data.split(b"\n")
     return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 

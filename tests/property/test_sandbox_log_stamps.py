@@ -54,10 +54,11 @@ def test_each_record_gets_the_prefix_of_its_own_time(
     first = second * NANOS + fraction
     if step:
         first -= first % step  # the sandbox puts records on their step's grid
+    stamps = (first, step, first + (len(records) - 1) * step)  # as the log stores them
     rest = chunk.split(b"\n", before)[-1] if before else chunk
     got = b"".join(
         bytes(part)
-        for part in stamped_parts(rest, (first, step), before=before, first_prefix=first_prefix)
+        for part in stamped_parts(rest, stamps, before=before, first_prefix=first_prefix)
     )
     expected = reference(records[before:], ended, first + before * step, step, first_prefix)
     assert got == expected

@@ -68,7 +68,11 @@ def runtime_line_ends(complete_lines: bytes) -> bytes:
     with it (internal/cri/io/logger.go, readLine: `drop = 2` when the byte before the `\\n` is a
     `\\r`), so `kubectl logs` shows CRLF output with plain newlines. Any other `\\r` (a progress
     bar's), and one ending output that has no newline yet, stay."""
-    return complete_lines.replace(b"\r\n", b"\n")  # the same object back when there is none
+    # A lone byte is a memchr (~0.02 ns a byte), a two-byte pattern a scan of every byte (~1.3):
+    # most output has no `\r` at all, and a 256 MiB log paid a third of a second for nothing.
+    if b"\r" not in complete_lines:
+        return complete_lines
+    return complete_lines.replace(b"\r\n", b"\n")
 
 
 def pending_content(pending: bytes) -> int:

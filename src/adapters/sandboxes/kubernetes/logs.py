@@ -25,9 +25,9 @@ with `timestamps=true` each record's time is rendered RFC3339NanoFixed (timeForm
 fraction digits) and a kubelet >= 1.26 (PR #113481) writes the prefix only when the previous
 record read ended with a newline (`isNewLine`), so a split line comes back rejoined with its first
 record's time; a record skipped by `since` still sets `isNewLine`. `pre-1.26` rendering prefixes
-every record. Rendering a chunk's distinct prefixes is a few C-level passes (`stamped_records`):
+every record. Rendering a chunk's distinct prefixes is a few C-level passes (`stamped_parts`):
 the date and clock once per second, the fraction's upper digits once per thousand records, the
-last three from a table, and one join. Rotation (pkg/kubelet/logs/container_log_manager.go): at
+last three from a table, and one %-format. Rotation (pkg/kubelet/logs/container_log_manager.go): at
 each `containerLogMonitorInterval` tick a running container's current file of at least
 `containerLogMaxSize` bytes is renamed to `0.log.<YYYYMMDD-hhmmss>` and the runtime reopens a new
 `0.log`; `containerLogMaxFiles` files are kept (older rotated ones gzipped, the oldest removed). A
@@ -65,7 +65,9 @@ _DIGITS = [b"%03d" % n for n in range(1000)]
 _FRACTION_ENDS = {
     step: [d + b"0" * (len(str(step)) - 1) + b"Z " for d in _DIGITS] for step in _STEPS
 }
-Stamps = tuple[int, int]  # a chunk's first record's time and the step to each next one
+Stamps = tuple[
+    int, int, int
+]  # a chunk's first record's time, the step to each next one, the last's
 
 
 @dataclass(frozen=True)
@@ -126,39 +128,26 @@ def record_step(room: int | None, records: int) -> int:
     return next((step for step in _STEPS if step <= fit), 1)
 
 
-def stamped_records(
-    lines: list[bytes], first: int, step: int, *, first_prefix: bool, ended: bool
-) -> bytes:
-    """Records (`lines`: their contents without newlines) joined by newlines, each after the
-    prefix of its time (`first`, then a `step` more each, a power of ten), the first one's left
-    out when `first_prefix` is False; a newline after the last one when `ended`.
-
-    C-level passes: the list to join holds (newline, date, clock and the fraction's upper digits)
-    once per thousand records or per second, the fraction's last digits from a table, and the
-    record; no object per record but its slice."""
-    count = len(lines)
+def record_prefixes(count: int, first: int, step: int) -> list[bytes]:
+    """The prefixes of `count` records from time `first` on, a `step` (a power of ten) apart, as
+    pairs to format in: the date, clock and the fraction's upper digits (one object per thousand
+    records or per second), then the fraction's last three digits and "Z " from a table. C-level
+    slice assignments; no object made per record."""
     ends = _FRACTION_ENDS[step]
     width = 7 - len(str(step))  # the fraction's digits above its last three varying ones
-    out: list[bytes] = [b""] * (3 * count)
-    out[2::3] = lines
+    pairs: list[bytes] = [b""] * (2 * count)
     done, at = 0, first
     while done < count:
         seconds, fraction = divmod(at, _NANOS)
         counter = fraction // step
         low = counter % 1000
         run = min(count - done, 1000 - low, (_NANOS - fraction) // step)
-        head = f"\n{format_rfc3339_second(seconds)}.{counter // 1000:0{width}d}".encode()
-        out[3 * done : 3 * (done + run) : 3] = [head] * run
-        out[3 * done + 1 : 3 * (done + run) : 3] = ends[low : low + run]
+        head = f"{format_rfc3339_second(seconds)}.{counter // 1000:0{width}d}".encode()
+        pairs[2 * done : 2 * (done + run) : 2] = [head] * run
+        pairs[2 * done + 1 : 2 * (done + run) : 2] = ends[low : low + run]
         done += run
         at += run * step
-    if first_prefix:
-        out[0] = out[0][1:]
-    else:
-        out[0] = out[1] = b""
-    if ended:
-        out.append(b"\n")
-    return b"".join(out)
+    return pairs
 
 
 def stamped_parts(
@@ -166,18 +155,25 @@ def stamped_parts(
 ) -> list[bytes | memoryview]:
     """The records of `data` with their own timestamps (`stamps`), as buffers to write in
     order; `data` is its chunk from record `before` on (a tail or `since` start inside it). A
-    final partial record stays partial."""
-    first, step = stamps
+    final partial record stays partial.
+
+    Records with times a step apart take three C-level passes and no object per record: the
+    chunk becomes a %-template with two `%s` after every newline (a literal `%` doubled first),
+    formatted with `record_prefixes` (splitting it into lines to join them with their prefixes
+    cost half as much again: an object per line made and freed)."""
+    first, step, last = stamps
     at = first + before * step
     if not step:  # one time for every record (a coarse clock): one C-level replace
         return timestamped_parts(data, at, first_prefix=first_prefix)
-    if data.find(b"\n", 0, len(data) - 1) < 0:  # one record: a long line's, or a lone line
+    if at == last:  # one record: a long line's, or a lone line
         return [timestamp_prefix(at), data] if first_prefix else [data]
     ended = data.endswith(b"\n")
-    lines = data.split(b"\n")
+    pairs = record_prefixes((last - at) // step + 1, at, step)  # the times count the records
     if ended:
-        lines.pop()
-    return [stamped_records(lines, at, step, first_prefix=first_prefix, ended=ended)]
+        pairs += (b"", b"")  # the last newline starts no record: its two `%s` format nothing
+    template = data.replace(b"%", b"%%") if b"%" in data else data
+    body = template.replace(b"\n", b"\n%s%s") % tuple(pairs[2:])
+    return [pairs[0], pairs[1], body] if first_prefix else [body]
 
 
 def _records(lines: bytes, *, continued: bool = False) -> list[bytes]:
@@ -312,11 +308,16 @@ class ContainerLog:
             return
         with self._cond:
             now = self._clock()
-            pending = self._pending + data
-            cut = pending.rfind(b"\n") + 1
-            lines = runtime_line_ends(pending[:cut])  # CRLF stored as LF
-            pieces = _records(lines, continued=self._in_line) if lines else []
-            pending = pending[cut:]
+            cut = data.rfind(b"\n") + 1
+            pieces: list[bytes] = []
+            if cut:  # the complete lines copied once: the line held back and this read's
+                whole = data if cut == len(data) else memoryview(data)[:cut]
+                lines = b"".join((self._pending, whole)) if self._pending else bytes(whole)
+                lines = runtime_line_ends(lines)  # CRLF stored as LF
+                pieces = _records(lines, continued=self._in_line)
+                pending = data[cut:]
+            else:
+                pending = self._pending + data
             # Without a newline, only more than the limit is sure to be a partial record.
             done = 0
             while pending_content(pending) - done > PARTIAL_RECORD_LIMIT:
@@ -492,7 +493,9 @@ class ContainerLog:
         with self._cond:
             if index >= len(self._chunks) and not (self.finished or self.closed):
                 self._cond.wait(timeout)
-            stamps = zip(self._firsts[index:], self._steps[index:], strict=True)
+            stamps = zip(
+                self._firsts[index:], self._steps[index:], self._lasts[index:], strict=True
+            )
             chunks = list(zip(self._chunks[index:], stamps, strict=True))
             return chunks, self.finished or self.closed
 

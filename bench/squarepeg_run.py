@@ -10,7 +10,8 @@ Measured in one process, one sandbox, same machine, both tools as subprocesses:
   (bench/_raw_follow.py: its own process, imports done and connections open before the pod
   exists, squarepeg's own follow request sent when its watch shows the container running, as
   squarepeg's is; target: our streaming phase >= 70% of it), and, labelled as such, the same
-  request served from the backlog of a pod that has already ended;
+  request served from the backlog of a pod that has already ended, and as a bound the decoder
+  alone in this process (`decoder_alone`: no socket, no write);
   `kubectl logs -f` of the same output through a pipe, the pod already running, against a TLS
   sandbox beside it where ours is measured again the same way (kubectl sends no credentials
   over plain HTTP; one log file per container there; target: our streaming phase >= 3x
@@ -55,11 +56,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _venv import baseline_squarepeg, our_bin
 
-from pegboard.adapters.kubernetes_cluster import KubernetesCluster
+from pegboard.adapters.kubernetes_cluster import LOG_READ_BYTES, KubernetesCluster
 from pegboard.adapters.sandboxes.kubernetes import KubernetesSandbox
+from pegboard.adapters.sandboxes.kubernetes.logs import ContainerLog, LogQuery, LogRenderer
 from pegboard.adapters.sandboxes.kubernetes.server import keep_freed_memory
 from pegboard.domain.kubernetes import labels
 from pegboard.domain.ports.cluster import ResourceKind
+from pegboard.domain.squarepeg.log_dedupe import TimestampedLogDecoder
 
 # Writes `mib` MiB of 100-byte lines (99 characters and a newline) as fast as it can.
 LOG_WRITER = (
@@ -326,6 +329,31 @@ def stream_follow(
     kubectl's. What the sandbox and the TLS read allow a client asking that query."""
     mode = "timestamps" if timestamps else "plain"
     return follow_running(sandbox, env, [sys.executable, str(TLS_STREAM), mode], mib)
+
+
+def decoder_alone(mib: int = 64, rounds: int = 3) -> float:
+    """MiB/s of output the log decoder alone gives in this process (the least CPU of `rounds`):
+    `mib` MiB of the 100-byte-line log as the sandbox's kubelet stores it (1 MiB reads, every
+    line its own time) and renders it for squarepeg's query, fed in LOG_READ_BYTES pieces as
+    the pump feeds it. No socket, no write: the most any run of ours can stream this log."""
+    log = ContainerLog()
+    output = expected_log(mib)
+    for at in range(0, len(output), 1 << 20):
+        log.feed(output[at : at + (1 << 20)])
+    log.finish()
+    chunks, _ = log.wait_chunks(0, 0.0)
+    render = LogRenderer(LogQuery(timestamps=True), log.start(LogQuery(timestamps=True)))
+    stream = b"".join(bytes(part) for data, stamps in chunks for part in render.parts(data, stamps))
+    pieces = [stream[at : at + LOG_READ_BYTES] for at in range(0, len(stream), LOG_READ_BYTES)]
+    best = float("inf")
+    for _ in range(rounds):
+        decoder = TimestampedLogDecoder()
+        started = time.process_time()
+        written = sum(sum(map(len, decoder.feed_parts(piece))) for piece in pieces)
+        best = min(best, time.process_time() - started)
+        if written != len(output):
+            raise SystemExit(f"bench: the decoder gave {written} bytes of {len(output)}")
+    return mib / best
 
 
 def expected_log(mib: int) -> bytes:
@@ -612,6 +640,16 @@ def main() -> int:
                     "",
                     f"ours {l_ours[1] / backlog:.0%} of it",
                     "(not a live follow)",
+                )
+            )
+            alone = decoder_alone()
+            results.append(
+                (
+                    "  the decoder alone, in-process",
+                    f"{alone:.1f} MiB/s",
+                    "",
+                    f"70% of the live follow is {0.7 * live / alone:.0%} of it",
+                    "(a bound, not a target)",
                 )
             )
             # 0.4.1 hangs on long lines rendered one timestamp per line: capped at 10x ours.

@@ -284,3 +284,21 @@ def test_the_dropped_crlf_does_not_count_toward_the_16_kib_record() -> None:
     assert log.content() == b"a" * K + b"\n" + b"b" * (K + 1) + b"\n"
     per_record = render(log, LogQuery(timestamps=True), "pre-1.26")
     assert len(PREFIX.findall(per_record)) == 3  # a's line one record; b's a partial, its rest
+
+
+def test_format_characters_in_output_come_back_as_written() -> None:
+    """Records are stamped by %-formatting the chunk (`stamped_parts`): a `%` in the output, a
+    `%s` or a `%%`, is output, not a format, with every record still after its own time."""
+    clock = Clock()
+    log = ContainerLog(clock)
+    lines = [b"50% done", b"%s%s", b"%%d", b"%", b"tail %"]
+    log.feed(b"\n".join(lines[:3]) + b"\n")
+    clock.now += 1_000_000
+    log.feed(b"\n".join(lines[3:]) + b"\n")
+    log.finish()
+    stamped = render(log, LogQuery(timestamps=True)).split(b"\n")
+    assert stamped.pop() == b""
+    assert [PREFIX.sub(b"", line, count=1) for line in stamped] == lines
+    times = [parse_rfc3339(line[:30].decode()) for line in stamped]  # the prefix, its space cut
+    assert times == sorted(set(times))
+    assert render(log, LogQuery()) == b"\n".join(lines) + b"\n"

@@ -65,9 +65,8 @@ _DIGITS = [b"%03d" % n for n in range(1000)]
 _FRACTION_ENDS = {
     step: [d + b"0" * (len(str(step)) - 1) + b"Z " for d in _DIGITS] for step in _STEPS
 }
-Stamps = tuple[
-    int, int, int
-]  # a chunk's first record's time, the step to each next one, the last's
+# A chunk's first record's time, the step from one record to the next, its last record's time.
+Stamps = tuple[int, int, int]
 
 
 @dataclass(frozen=True)

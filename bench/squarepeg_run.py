@@ -342,7 +342,8 @@ def decoder_alone(mib: int = 64, rounds: int = 3) -> float:
         log.feed(output[at : at + (1 << 20)])
     log.finish()
     chunks, _ = log.wait_chunks(0, 0.0)
-    render = LogRenderer(LogQuery(timestamps=True), log.start(LogQuery(timestamps=True)))
+    query = LogQuery(timestamps=True)  # squarepeg's
+    render = LogRenderer(query, log.start(query))
     stream = b"".join(bytes(part) for data, stamps in chunks for part in render.parts(data, stamps))
     pieces = [stream[at : at + LOG_READ_BYTES] for at in range(0, len(stream), LOG_READ_BYTES)]
     best = float("inf")
